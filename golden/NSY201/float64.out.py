@@ -1,0 +1,16 @@
+# golden: --accumulate-dtype float64
+import torch
+
+
+def train(model, loader, criterion):
+    total = 0.0
+    count = 0
+    for x, y in loader:
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        total += loss.detach().double()
+        count += (torch.argmax(out, 1) == y).sum().detach()
+    total = float(total)
+    count = int(count)
+    return total, count

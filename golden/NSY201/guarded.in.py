@@ -1,0 +1,9 @@
+import torch
+
+
+def mean_norm(vectors):
+    total = 0
+    for v in vectors:
+        norm = torch.linalg.vector_norm(v)
+        total += norm.item()
+    return total

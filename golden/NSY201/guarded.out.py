@@ -1,0 +1,10 @@
+import torch
+
+
+def mean_norm(vectors):
+    total = 0
+    for v in vectors:
+        norm = torch.linalg.vector_norm(v)
+        total += norm.detach()
+    total = total.item() if isinstance(total, torch.Tensor) else total
+    return total

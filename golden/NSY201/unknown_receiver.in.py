@@ -1,0 +1,12 @@
+# golden: --unsafe-fixes
+import torch
+
+
+def train(model, loader, optimizer, scheduler):
+    total = 0.0
+    for batch in loader:
+        out = model(**batch)
+        out.loss.backward()
+        optimizer.step()
+        total += out.loss.item()
+    return {"train_loss": total}

@@ -1,0 +1,122 @@
+"""nosync-fix: remove host reads of device values from PyTorch code.
+
+The library API, for editors and other refactoring tools::
+
+    from nosync_fix import fix_code, check_code, fix_paths
+
+    result = fix_code(source, filename="train.py")
+    result.fixed          # the rewritten source
+    result.findings       # what is left: Finding(code, message, line, column, ..., fix)
+    result.diff           # a unified diff
+
+    for finding in check_code(source):
+        print(finding.code, finding.line, finding.message, finding.fix)
+
+    for outcome in fix_paths(["src/"], write=False):
+        print(outcome.filename, outcome.changed, outcome.error)
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .config import ConfigError, Settings, load_settings
+from .engine import process_source
+from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
+from .runner import FileOutcome, Mode, run
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Applicability",
+    "ConfigError",
+    "Edit",
+    "FileError",
+    "FileOutcome",
+    "Finding",
+    "Fix",
+    "FixResult",
+    "Settings",
+    "__version__",
+    "check_code",
+    "fix_code",
+    "fix_paths",
+    "load_settings",
+]
+
+
+def _settings(settings: Settings | None, select: Iterable[str] | None,
+              ignore: Iterable[str] | None, unsafe_fixes: bool | None,
+              all_paths: bool | None = None) -> Settings:
+    base = settings or Settings()
+    return base.with_overrides(
+        select=tuple(select) if select is not None else None,
+        ignore=tuple(ignore) if ignore is not None else None,
+        unsafe_fixes=unsafe_fixes,
+        all_paths=all_paths,
+    ).validate()
+
+
+def fix_code(
+    source: str | bytes,
+    *,
+    filename: str = "<string>",
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    unsafe_fixes: bool = False,
+    all_paths: bool | None = None,
+    settings: Settings | None = None,
+) -> FixResult:
+    """Fix ``source`` in memory.
+
+    Returns a :class:`FixResult` with the original and fixed source, the findings
+    that remain (each with its ``Fix`` when one exists), the findings that were
+    fixed, and a unified diff. A source that cannot be parsed comes back
+    unchanged with ``error`` set; this function does not raise for bad input.
+    Raises :class:`ConfigError` for unknown rule codes.
+    """
+    chosen = _settings(settings, select, ignore, unsafe_fixes, all_paths)
+    return process_source(source, filename, chosen, fix=True)
+
+
+def check_code(
+    source: str | bytes,
+    *,
+    filename: str = "<string>",
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    unsafe_fixes: bool = False,
+    all_paths: bool | None = None,
+    settings: Settings | None = None,
+) -> list[Finding]:
+    """The findings in ``source``, each with the fix it offers (edits included).
+
+    Raises :class:`ValueError` when the source cannot be parsed.
+    """
+    chosen = _settings(settings, select, ignore, unsafe_fixes, all_paths)
+    result = process_source(source, filename, chosen, fix=False)
+    if result.error is not None:
+        raise ValueError(f"{filename}: {result.error.message}")
+    return list(result.findings)
+
+
+def fix_paths(
+    paths: Sequence[str],
+    *,
+    write: bool = True,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    unsafe_fixes: bool = False,
+    settings: Settings | None = None,
+    jobs: int | None = None,
+) -> list[FileOutcome]:
+    """Fix every Python file under ``paths``; write them back when ``write`` is true.
+
+    Returns one :class:`FileOutcome` per file (or per path that failed), with the
+    :class:`FixResult` and whether the file was written.
+    """
+    chosen = _settings(settings, select, ignore, unsafe_fixes)
+    return run(list(paths), chosen, Mode.FIX if write else Mode.DIFF, jobs=jobs,
+               with_edits=False)

@@ -1,0 +1,5 @@
+"""``python -m nosync_fix`` runs the command line."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,158 @@
+"""Hand-kept facts about PyTorch, numpy and Python that the analysis relies on.
+
+The generated tables in ``_torch_api`` say what torch's schemas say; this file
+holds what no schema says: which calls read a device value back to the host,
+which consume random numbers, which names conventionally hold configuration.
+"""
+
+from __future__ import annotations
+
+from ._torch_api import (
+    NN_FUNCTIONAL,
+    NN_MODULE_CLASSES,
+    TENSOR_METHODS_RETURNING_HOST,
+    TORCH_HOST_FUNCTIONS,
+    TORCH_TENSOR_FUNCTIONS,
+)
+
+__all__ = [
+    "NN_FUNCTIONAL",
+    "NN_MODULE_CLASSES",
+    "TORCH_HOST_FUNCTIONS",
+    "TORCH_TENSOR_FUNCTIONS",
+]
+
+#: Tensor attributes that are host values (metadata; reading them never syncs).
+TENSOR_HOST_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta",
+    "requires_grad", "layout", "is_leaf", "names", "itemsize", "nbytes", "is_sparse",
+    "is_quantized", "is_mkldnn", "is_nested", "grad_fn", "output_nr", "_version", "is_sparse_csr",
+    "is_complex", "is_floating_point",
+})
+
+#: Tensor attributes that are tensors themselves.
+TENSOR_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag"})
+
+#: Tensor methods that return host values (on top of what the schemas say).
+TENSOR_HOST_METHODS = frozenset(TENSOR_METHODS_RETURNING_HOST) | frozenset({
+    "tolist", "numpy", "data_ptr", "ndimension", "nelement", "untyped_storage", "storage",
+    "register_hook", "register_post_accumulate_grad_hook", "backward", "__len__", "__bool__",
+    "__float__", "__int__", "__index__", "__format__", "dim_order", "has_names",
+    "is_shared", "is_pinned", "share_memory_", "get_device", "element_size",
+})
+
+#: Methods that read a device value into a Python object: each one is a sync.
+SCALAR_READ_METHODS = frozenset({"item"})
+HOST_TRANSFER_METHODS = frozenset({"tolist", "numpy", "cpu"})
+
+#: Builtins that read a tensor into a Python scalar when given one.
+SCALAR_READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+
+#: Methods whose use on a name shows that the name holds a tensor.
+STRONG_TENSOR_EVIDENCE = frozenset({
+    "backward", "detach", "detach_", "requires_grad_", "retain_grad", "register_hook",
+})
+#: Methods that tensors and modules share: evidence only when the result is used.
+WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})
+#: Methods only nn.Module (or optimizers) have: counter-evidence for a tensor.
+MODULE_ONLY_METHODS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "children",
+    "named_children", "modules", "named_modules", "state_dict", "load_state_dict", "train",
+    "eval", "zero_grad", "apply", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "add_module", "register_module", "register_buffer",
+    "register_parameter", "forward", "step",
+})
+#: Module methods that return the module itself.
+MODULE_RETURNING_SELF = frozenset({
+    "to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
+    "requires_grad_", "apply", "share_memory", "to_empty", "xpu", "mps", "type",
+})
+
+#: ``torch`` functions that draw random numbers.
+TORCH_RNG_FUNCTIONS = frozenset({
+    "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
+    "normal", "bernoulli", "multinomial", "poisson", "dropout", "alpha_dropout",
+    "feature_alpha_dropout", "feature_dropout", "native_dropout", "rrelu", "rrelu_",
+    "dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_",
+    "binomial", "_standard_gamma", "_sample_dirichlet",
+})
+#: ``torch.nn.functional`` functions that draw random numbers.
+FUNCTIONAL_RNG = frozenset({
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "gumbel_softmax", "rrelu", "rrelu_", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+})
+#: Module classes whose forward draws random numbers.
+RNG_MODULE_CLASSES = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "RReLU",
+})
+#: Tensor methods that draw random numbers (all in place).
+TENSOR_RNG_METHODS = frozenset({
+    "uniform_", "normal_", "bernoulli_", "bernoulli", "random_", "exponential_", "geometric_",
+    "cauchy_", "log_normal_", "multinomial",
+})
+
+#: Python modules whose functions are pure host computations.
+PURE_HOST_MODULES = frozenset({"math", "cmath", "operator", "statistics"})
+#: Python modules whose values are host values (not tensors).
+HOST_MODULES = PURE_HOST_MODULES | frozenset({
+    "time", "os", "sys", "json", "re", "datetime", "random", "pathlib", "argparse",
+    "logging", "itertools", "functools", "collections", "string", "shutil", "glob",
+    "copy", "pickle", "csv", "subprocess", "warnings", "typing", "dataclasses", "enum",
+    "decimal", "fractions", "socket", "platform", "uuid", "hashlib", "yaml", "tqdm",
+})
+#: Libraries whose arrays and scalars have ``.item()`` / ``.tolist()`` too.
+ARRAY_LIBRARIES = frozenset({
+    "numpy", "pandas", "scipy", "sklearn", "jax", "jaxlib", "cupy", "tensorflow", "mxnet",
+    "numba", "xarray", "polars", "pyarrow",
+})
+#: Libraries whose presence implies a torch code base.
+TORCH_LIBRARIES = frozenset({
+    "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning",
+    "timm", "transformers", "accelerate", "torchmetrics", "torchtune", "detectron2",
+    "fairseq", "deepspeed", "apex",
+})
+
+#: Builtins whose results are host values whatever their arguments.
+HOST_BUILTINS = frozenset({
+    "len", "int", "float", "bool", "str", "repr", "format", "isinstance", "issubclass",
+    "hasattr", "id", "hash", "type", "print", "range", "enumerate", "zip", "ord", "chr",
+    "hex", "oct", "bin", "callable", "open", "input", "divmod", "all", "any", "ascii",
+    "reversed", "iter", "vars", "dir", "globals", "locals", "complex",
+})
+#: Builtins that return containers.
+CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "set", "frozenset", "sorted"})
+#: Builtins that return a tensor when one of their arguments is a tensor.
+TENSOR_PRESERVING_BUILTINS = frozenset({"abs", "round", "min", "max", "pow"})
+#: Builtins without side effects.
+PURE_BUILTINS = HOST_BUILTINS - {"print", "open", "input", "globals", "locals", "vars", "iter"}
+
+#: Receivers that conventionally hold configuration: ``args.lr``, ``cfg.train.steps``.
+#: (``opt`` and ``params`` are left out: they name optimizers and parameter lists as often.)
+CONFIG_NAMES = frozenset({
+    "args", "cfg", "config", "conf", "configs", "hparams", "hp", "options", "settings",
+    "flags", "FLAGS", "hyperparams", "hyper_params", "training_args", "train_args",
+    "model_args", "data_args", "cli_args", "arguments",
+})
+
+#: Function names that run once per step: hot paths whatever their loops.
+STEP_FUNCTION_SUFFIX = "_step"
+#: Function names that never run on a hot path (host-side set-up and loader code).
+COLD_FUNCTION_NAMES = frozenset({"__init__", "__post_init__", "__new__", "setup", "prepare_data"})
+#: Methods of Dataset/Sampler classes: run in loader workers on the host.
+DATASET_METHODS = frozenset({"__getitem__", "__len__", "__iter__", "__getitems__"})
+#: Base classes that make a class host-side loader code.
+DATASET_BASES = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+    "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
+    "torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler",
+    "torch.utils.data.BatchSampler", "torch.utils.data.DistributedSampler",
+})
+#: Base classes that make a class an nn.Module.
+MODULE_BASES = frozenset({
+    "torch.nn.Module", "torch.nn.modules.module.Module", "lightning.LightningModule",
+    "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule",
+    "pytorch_lightning.core.LightningModule", "lightning.pytorch.core.LightningModule",
+    "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+})

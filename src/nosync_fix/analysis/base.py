@@ -1,0 +1,157 @@
+"""Shared plumbing for the analyses: resolved metadata and small tree helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+from libcst.metadata.scope_provider import Access, Scope
+
+#: The metadata every analysis needs; rules declare it too, so a wrapper
+#: resolves it once per file.
+ANALYSIS_METADATA = (ParentNodeProvider, ScopeProvider, QualifiedNameProvider, PositionProvider)
+
+FUNCTION_LIKE = (cst.FunctionDef, cst.Lambda)
+LOOPS = (cst.For, cst.While)
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class Metadata:
+    """Metadata of one module, resolved once and shared by every analysis."""
+
+    def __init__(self, wrapper: cst.MetadataWrapper) -> None:
+        self.wrapper = wrapper
+        self.module = wrapper.module
+        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = wrapper.resolve(ParentNodeProvider)
+        self.scopes: Mapping[cst.CSTNode, Scope | None] = wrapper.resolve(ScopeProvider)
+        self._qualified: Mapping[cst.CSTNode, Any] = wrapper.resolve(QualifiedNameProvider)
+        self.positions = wrapper.resolve(PositionProvider)
+        self._accesses: dict[int, Access] | None = None
+
+    # -- tree navigation -------------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """The parents of ``node``, nearest first, up to the module."""
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    def is_ancestor(self, ancestor: cst.CSTNode, node: cst.CSTNode) -> bool:
+        return any(a is ancestor for a in self.ancestors(node))
+
+    def enclosing(self, node: cst.CSTNode, kinds: type | tuple[type, ...]) -> cst.CSTNode | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, kinds):
+                return ancestor
+        return None
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        found = self.enclosing(node, cst.FunctionDef)
+        return found if isinstance(found, cst.FunctionDef) else None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        found = self.enclosing(node, cst.ClassDef)
+        return found if isinstance(found, cst.ClassDef) else None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The statement that holds ``node`` and sits directly in a block or module body."""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            parent = self.parents.get(current)
+            if isinstance(current, cst.BaseStatement) and isinstance(
+                parent, (cst.Module, cst.IndentedBlock)
+            ):
+                return current
+            current = parent
+        return None
+
+    def small_statement_of(self, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
+        found = node if isinstance(node, cst.BaseSmallStatement) else None
+        if found is None:
+            found = self.enclosing(node, cst.BaseSmallStatement)  # type: ignore[assignment]
+        return found
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        """``(line, column, end_line, end_column)``: 1-based lines, 0-based columns."""
+        rng = self.positions[node]
+        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+
+    # -- names -----------------------------------------------------------------------------
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        value = self._qualified.get(node)
+        if value is None:
+            return set()
+        if callable(value):  # LazyValue
+            value = value()
+        return {q.name for q in value}
+
+    def scope(self, node: cst.CSTNode) -> Scope | None:
+        return self.scopes.get(node)
+
+    def access(self, name: cst.Name) -> Access | None:
+        """The scope access record of a ``Name`` in load context, if any."""
+        if self._accesses is None:
+            index: dict[int, Access] = {}
+            for scope in {s for s in self.scopes.values() if s is not None}:
+                for access in scope.accesses:
+                    index[id(access.node)] = access
+            self._accesses = index
+        return self._accesses.get(id(name))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+def call_name(call: cst.Call) -> str | None:
+    """The method or function name of a call: ``item`` for ``x.item()``, ``len`` for ``len(x)``."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return None
+
+
+def method_receiver(call: cst.Call) -> cst.BaseExpression | None:
+    """``x`` in ``x.m(...)``."""
+    return call.func.value if isinstance(call.func, cst.Attribute) else None
+
+
+def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The same expression without its parentheses (for building new code)."""
+    if getattr(node, "lpar", None):
+        return node.with_changes(lpar=[], rpar=[])
+    return node

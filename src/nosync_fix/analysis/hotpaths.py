@@ -1,0 +1,166 @@
+"""Hot paths: is this line run once per step, where a sync costs?
+
+Hot: statements in a ``for``/``while`` body (any depth) and ``while`` tests;
+comprehension elements; ``forward`` of module classes; functions decorated with
+or passed to ``torch.compile``; functions named ``*_step``; the configured
+hot functions.
+
+Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
+``__iter__`` of Dataset and Sampler classes and collate functions (host-side
+loader code); module-level code outside loops; code guarded by
+``torch.compiler.is_compiling()`` (already deliberate about compiling).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from . import _tables as T
+from .base import COMPREHENSIONS, Metadata, positional_args
+from .tensors import TensorFacts
+
+_COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_IS_COMPILING = frozenset({
+    "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.jit.is_scripting",
+    "torch.jit.is_tracing", "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling",
+})
+
+
+class HotPaths:
+    """Answers "does this node run on a hot path, and why?"."""
+
+    def __init__(self, md: Metadata, facts: TensorFacts,
+                 hot_functions: frozenset[str] = frozenset()) -> None:
+        self.md = md
+        self.facts = facts
+        self.hot_functions = hot_functions
+        self._compiled = self._find_compiled_functions()
+        self._memo: dict[int, str | None] = {}
+
+    def is_hot(self, node: cst.CSTNode) -> bool:
+        return self.reason(node) is not None
+
+    def reason(self, node: cst.CSTNode) -> str | None:
+        """A short phrase saying why ``node`` is hot ("in a loop", "in forward"), or None."""
+        key = id(node)
+        if key not in self._memo:
+            self._memo[key] = self._reason(node)
+        return self._memo[key]
+
+    def compiled_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The enclosing function that is decorated with or passed to ``torch.compile``."""
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef) and id(ancestor) in self._compiled:
+                return ancestor
+        return None
+
+    def is_guarded_by_compile_check(self, node: cst.CSTNode) -> bool:
+        """Inside ``if not torch.compiler.is_compiling():`` or similar."""
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and self._is_compile_check(ancestor.test):
+                return True
+            if isinstance(ancestor, cst.FunctionDef):
+                return False
+        return False
+
+    # -- implementation ----------------------------------------------------------------------
+
+    def _reason(self, node: cst.CSTNode) -> str | None:
+        in_loop: str | None = None
+        previous: cst.CSTNode = node
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, cst.For) and previous is ancestor.body:
+                in_loop = in_loop or "in a loop"
+            elif isinstance(ancestor, cst.While) and (
+                previous is ancestor.body or previous is ancestor.test
+            ):
+                in_loop = in_loop or "in a loop"
+            elif isinstance(ancestor, COMPREHENSIONS) and previous is not ancestor.for_in:
+                in_loop = in_loop or "in a comprehension"
+            elif isinstance(ancestor, cst.CompFor) and (
+                previous is ancestor.inner_for_in or any(previous is c for c in ancestor.ifs)
+            ):
+                in_loop = in_loop or "in a comprehension"
+            elif isinstance(ancestor, (cst.If, cst.IfExp)) and previous is not ancestor.test:
+                if self._is_compile_check(ancestor.test):
+                    return None
+            elif isinstance(ancestor, cst.FunctionDef):
+                if self.is_cold_function(ancestor):
+                    return None
+                hot = self.hot_function_reason(ancestor)
+                if hot is not None:
+                    return in_loop or hot
+            previous = ancestor
+        return in_loop
+
+    def is_cold_function(self, func: cst.FunctionDef) -> bool:
+        name = func.name.value
+        if name in T.COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
+            return True
+        cls = self._method_class(func)
+        if cls is not None and name in T.DATASET_METHODS and self.facts.is_dataset_class(cls):
+            return True
+        return False
+
+    def hot_function_reason(self, func: cst.FunctionDef) -> str | None:
+        name = func.name.value
+        if id(func) in self._compiled:
+            return "in a compiled function"
+        if name in self.hot_functions:
+            return f"in {name}"
+        if name == "forward":
+            cls = self._method_class(func)
+            if cls is not None and (cls.bases or self.facts.is_module_class(cls)):
+                return "in forward"
+        if name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX:
+            return f"in {name}"
+        return None
+
+    def _method_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
+        block = self.md.parent(func)
+        cls = self.md.parent(block) if block is not None else None
+        return cls if isinstance(cls, cst.ClassDef) else None
+
+    def _is_compile_check(self, test: cst.BaseExpression) -> bool:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if isinstance(test, cst.BooleanOperation):
+            return self._is_compile_check(test.left) or self._is_compile_check(test.right)
+        if isinstance(test, cst.Call):
+            return bool(self.md.qualified_names(test.func) & _IS_COMPILING)
+        return False
+
+    def _find_compiled_functions(self) -> set[int]:
+        compiled: set[int] = set()
+        finder = _CompiledFinder(self.md)
+        self.md.module.visit(finder)
+        for func in finder.decorated:
+            compiled.add(id(func))
+        for call in finder.compile_calls:
+            args = positional_args(call)
+            if not args:
+                continue
+            if isinstance(args[0], cst.Name):
+                definition = self.facts._local_definition(args[0])
+                if isinstance(definition, cst.FunctionDef):
+                    compiled.add(id(definition))
+        return compiled
+
+
+class _CompiledFinder(cst.CSTVisitor):
+    def __init__(self, md: Metadata) -> None:
+        self.md = md
+        self.decorated: list[cst.FunctionDef] = []
+        self.compile_calls: list[cst.Call] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if self.md.qualified_names(expr) & _COMPILE:
+                self.decorated.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.md.qualified_names(node.func) & _COMPILE:
+            self.compile_calls.append(node)

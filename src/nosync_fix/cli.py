@@ -1,0 +1,251 @@
+"""The ``nosync-fix`` command line (ruff's conventions)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import ConfigError, Settings, find_config, load_settings
+from .engine import process_source
+from .report import FORMATS, applied_findings, errors, remaining_findings, summarize
+from .report import machine, text
+from .rules import rule_by_code
+from .runner import FileOutcome, Mode, run
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_PROGRESS_MIN_FILES = 50
+
+
+def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
+    """Comma-separated and repeated options, flattened; None when not given."""
+    if not values:
+        return None
+    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+def _color_enabled(no_color: bool) -> bool:
+    return (not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty())
+
+
+def _fail(message: str) -> None:
+    click.echo(f"nosync-fix: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("paths", nargs=-1, type=str)
+@click.option("--diff", is_flag=True,
+              help="Write nothing; print the diffs of the fixes. Exit 1 if any file would change.")
+@click.option("--check", is_flag=True,
+              help="Write nothing; list the findings. Exit 1 if there are any.")
+@click.option("--unsafe-fixes", "unsafe_fixes", flag_value=True, default=None,
+              help="Also apply fixes marked unsafe (see --explain CODE).")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Rules to enable: codes or prefixes (NSY201, NSY2, ALL). Replaces the config.")
+@click.option("--extend-select", multiple=True, metavar="CODES",
+              help="Rules to enable on top of the selection.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="How findings are printed.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when findings remain or a diff is printed (errors still exit 2).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes [default: all cores].")
+@click.option("--exclude", multiple=True, metavar="GLOBS",
+              help="Files and folders to skip, replacing the default list.")
+@click.option("--extend-exclude", multiple=True, metavar="GLOBS",
+              help="Files and folders to skip, on top of the default list.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read settings from this pyproject.toml (or a TOML file of our keys).")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--show-fixes", is_flag=True, help="List the findings that were fixed.")
+@click.option("--all-paths", "all_paths", flag_value=True, default=None,
+              help="Report findings outside hot paths (loops, forward, *_step, compiled).")
+@click.option("--stdin-filename", default=None, metavar="PATH",
+              help="The name of the source read from stdin (path '-'), for messages and config.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Say which config and files were used.")
+@click.option("--no-color", is_flag=True, help="No colours (also: the NO_COLOR variable).")
+@click.option("--list-rules", is_flag=True, help="Print the rules table and exit.")
+@click.option("--explain", metavar="CODE", default=None, help="Print a rule's page and exit.")
+@click.version_option(__version__, "--version", prog_name="nosync-fix")
+def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | None,
+         select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
+         output_format: str, statistics: bool, exit_zero: bool, jobs: int | None,
+         exclude: tuple[str, ...], extend_exclude: tuple[str, ...], config_path: str | None,
+         isolated: bool, show_fixes: bool, all_paths: bool | None, stdin_filename: str | None,
+         quiet: bool, verbose: bool, no_color: bool, list_rules: bool,
+         explain: str | None) -> None:
+    """Find and fix host reads of device values (syncs and graph breaks) in PyTorch code.
+
+    Fixes PATHS in place (files and folders; '-' reads stdin and writes stdout),
+    then lists what is left. Use --diff or --check to write nothing.
+    """
+    color = _color_enabled(no_color)
+    if list_rules:
+        _print_rules()
+        return
+    if explain is not None:
+        rule = rule_by_code(explain)
+        if rule is None:
+            _fail(f"unknown rule code {explain!r}; see --list-rules")
+        click.echo(rule.page().rstrip())  # type: ignore[union-attr]
+        return
+
+    paths = paths or (".",)
+    try:
+        settings = _load_settings(paths, config_path, isolated, verbose)
+        settings = settings.with_overrides(
+            select=_codes(select),
+            ignore=(settings.ignore + _codes(ignore)) if ignore else None,  # type: ignore
+            extend_select=(settings.extend_select + _codes(extend_select))  # type: ignore
+            if extend_select else None,
+            unsafe_fixes=unsafe_fixes,
+            all_paths=all_paths,
+            exclude=_codes(exclude),
+            extend_exclude=(settings.extend_exclude + _codes(extend_exclude))  # type: ignore
+            if extend_exclude else None,
+        ).validate()
+    except ConfigError as error:
+        _fail(str(error))
+        return
+
+    mode = Mode.DIFF if diff else Mode.CHECK if check else Mode.FIX
+    with_edits = output_format in ("json", "sarif")
+    if paths == ("-",):
+        code = _run_stdin(settings, mode, stdin_filename or "-", output_format, color,
+                          exit_zero)
+        sys.exit(code)
+
+    started = time.perf_counter()
+    progress = _progress_printer() if (sys.stderr.isatty() and not quiet) else None
+    outcomes = run(list(paths), settings, mode, jobs=jobs, with_edits=with_edits,
+                   progress=progress)
+    if progress is not None:
+        progress(-1, -1)
+    if verbose:
+        click.echo(f"Processed {len(outcomes)} files in {time.perf_counter() - started:.2f} s "
+                   f"with {len(settings.rules())} rules.", err=True)
+    sys.exit(_report(outcomes, settings, mode, output_format, statistics, show_fixes, quiet,
+                     color, exit_zero))
+
+
+def _load_settings(paths: Sequence[str], config_path: str | None, isolated: bool,
+                   verbose: bool) -> Settings:
+    if isolated:
+        return Settings()
+    if config_path is not None:
+        if not Path(config_path).is_file():
+            raise ConfigError(f"config file {config_path!r} does not exist")
+        found: Path | None = Path(config_path)
+    else:
+        existing = [Path(p) for p in paths if p != "-" and Path(p).exists()]
+        start = Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
+            else Path.cwd()
+        found = find_config(start)
+    if found is None:
+        return Settings()
+    if verbose:
+        click.echo(f"Using settings from {found}", err=True)
+    return load_settings(found)
+
+
+def _print_rules() -> None:
+    rows = machine.rule_table()
+    width = max(len(name) for _, name, _, _ in rows)
+    click.echo(f"{'code':<7} {'name':<{width}} {'fix':<11} summary")
+    for code, name, fix, summary in rows:
+        click.echo(f"{code:<7} {name:<{width}} {fix:<11} {summary}")
+
+
+def _progress_printer():  # type: ignore[no-untyped-def]
+    state = {"shown": False}
+
+    def show(done: int, total: int) -> None:
+        if done < 0:
+            if state["shown"]:
+                click.echo("\r\033[K", nl=False, err=True)
+            return
+        if total >= _PROGRESS_MIN_FILES and (done % 10 == 0 or done == total):
+            state["shown"] = True
+            click.echo(f"\r{done}/{total} files", nl=False, err=True)
+
+    return show
+
+
+def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_format: str,
+            statistics: bool, show_fixes: bool, quiet: bool, color: bool,
+            exit_zero: bool) -> int:
+    remaining = remaining_findings(outcomes)
+    failed = errors(outcomes)
+    summary = summarize(outcomes, mode, settings.unsafe_fixes)
+    if mode is Mode.DIFF:
+        for outcome in outcomes:
+            if outcome.error is None and outcome.result is not None and outcome.result.diff:
+                click.echo(outcome.result.diff, nl=False)
+        if not quiet:
+            for line in text.summary_lines(summary, mode, settings.unsafe_fixes):
+                click.echo(line, err=True)
+    elif output_format == "json":
+        click.echo(machine.to_json(remaining))
+    elif output_format == "github":
+        out = machine.to_github(remaining, failed)
+        if out:
+            click.echo(out)
+    elif output_format == "sarif":
+        click.echo(machine.to_sarif(remaining, failed, __version__))
+    else:
+        if statistics:
+            for line in text.statistics_lines(remaining, settings.unsafe_fixes):
+                click.echo(line)
+        else:
+            for finding in remaining:
+                click.echo(text.finding_line(finding, settings.unsafe_fixes, color), color=color)
+        if show_fixes and mode is Mode.FIX:
+            for line in text.fixed_lines(applied_findings(outcomes)):
+                click.echo(line)
+        if not quiet:
+            for line in text.summary_lines(summary, mode, settings.unsafe_fixes):
+                click.echo(line)
+    if output_format != "github" or mode is Mode.DIFF:
+        for error in failed:
+            click.echo(text.error_line(error, color), err=True, color=color)
+    if failed:
+        return EXIT_ERROR
+    if exit_zero:
+        return EXIT_OK
+    if mode is Mode.DIFF:
+        return EXIT_FINDINGS if summary.changed_files else EXIT_OK
+    return EXIT_FINDINGS if remaining else EXIT_OK
+
+
+def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str, color: bool,
+               exit_zero: bool) -> int:
+    source = sys.stdin.buffer.read()
+    result = process_source(source, filename, settings, fix=mode is not Mode.CHECK,
+                            with_edits=output_format in ("json", "sarif"))
+    if result.error is not None:
+        if mode is Mode.FIX:
+            sys.stdout.buffer.write(source)  # never lose the input
+            sys.stdout.flush()
+        click.echo(text.error_line(result.error, color), err=True)
+        return EXIT_ERROR
+    outcome = FileOutcome(filename, result=result)
+    if mode is Mode.FIX:
+        sys.stdout.buffer.write(result.fixed_bytes)
+        sys.stdout.flush()
+        for finding in result.findings:
+            click.echo(text.finding_line(finding, settings.unsafe_fixes, False), err=True)
+        if exit_zero:
+            return EXIT_OK
+        return EXIT_FINDINGS if result.findings else EXIT_OK
+    return _report([outcome], settings, mode, output_format, False, False, True, color,
+                   exit_zero)
+

@@ -1,0 +1,246 @@
+"""Settings: ``[tool.nosync-fix]`` in pyproject.toml, command-line overrides, rule selection.
+
+Selection follows ruff: ``select`` (default ``ALL``) plus ``extend-select``,
+minus ``ignore``; each entry is a full code (``NSY201``), a prefix (``NSY2``)
+or ``ALL``. When a selector and an ignore both match a rule, the more specific
+one wins; on a tie, ignore wins.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .rules import Rule, all_rules
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist",
+    "node_modules", "site-packages", ".tox", ".nox", ".eggs", "*.egg-info", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".nosync_cache", "__pypackages__", "_build", "buck-out",
+)
+ACCUMULATE_DTYPES = ("same", "float64")
+SECTION = "nosync-fix"
+
+
+class ConfigError(Exception):
+    """A configuration problem, worded as one line for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides what is checked and how it is fixed."""
+
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    unsafe_fixes: bool = False
+    #: Report findings outside hot paths too.
+    all_paths: bool = False
+    #: Extra function names whose bodies are hot paths.
+    hot_functions: frozenset[str] = frozenset()
+    #: (glob, codes) pairs: codes ignored in files matching the glob.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    #: Accumulate on the device in the read tensor's dtype ("same") or in float64.
+    accumulate_dtype: str = "same"
+    #: The folder the configuration came from: globs are relative to it.
+    root: Path | None = None
+    #: The file the settings were read from, if any.
+    source: Path | None = None
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def rules(self) -> tuple[type[Rule], ...]:
+        """The selected rules."""
+        return select_rules(self.select + self.extend_select, self.ignore)
+
+    def rules_for(self, filename: str) -> tuple[type[Rule], ...]:
+        """The selected rules minus the per-file ignores that match ``filename``."""
+        ignored: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if _glob_matches(pattern, filename, self.root, Path.cwd()):
+                ignored.extend(codes)
+        if not ignored:
+            return self.rules()
+        return select_rules(self.select + self.extend_select, self.ignore + tuple(ignored))
+
+    def is_excluded(self, path: Path, walk_root: Path | None = None) -> bool:
+        """Whether ``path`` (a file or folder met while walking) matches an exclude pattern.
+
+        Patterns without a slash match the name (``build``, ``*_pb2.py``); patterns
+        with one match the path relative to the project root or the walked folder.
+        """
+        patterns = self.exclude + self.extend_exclude
+        return any(_glob_matches(p, path, self.root, walk_root) for p in patterns)
+
+    def validate(self) -> Settings:
+        for where, selectors in (("select", self.select), ("extend-select", self.extend_select),
+                                 ("ignore", self.ignore)):
+            for selector in selectors:
+                check_selector(selector, where)
+        for _, codes in self.per_file_ignores:
+            for code in codes:
+                check_selector(code, "per-file-ignores")
+        if self.accumulate_dtype not in ACCUMULATE_DTYPES:
+            raise ConfigError(
+                f"accumulate-dtype must be one of {', '.join(ACCUMULATE_DTYPES)}, "
+                f"not {self.accumulate_dtype!r}")
+        return self
+
+
+def check_selector(selector: str, where: str = "select") -> None:
+    """Raise ConfigError unless ``selector`` names at least one rule."""
+    if selector.upper() == "ALL":
+        return
+    if not any(rule.code.startswith(selector.upper()) for rule in all_rules()):
+        raise ConfigError(f"unknown rule code or prefix {selector!r} in {where}")
+
+
+def select_rules(selected: Iterable[str], ignored: Iterable[str]) -> tuple[type[Rule], ...]:
+    selected = [s.upper() for s in selected]
+    ignored = [s.upper() for s in ignored]
+
+    def specificity(selector: str, code: str) -> int:
+        if selector == "ALL":
+            return 0
+        return len(selector) if code.startswith(selector) else -1
+
+    chosen = []
+    for rule in all_rules():
+        best_select = max((specificity(s, rule.code) for s in selected), default=-1)
+        best_ignore = max((specificity(s, rule.code) for s in ignored), default=-1)
+        if best_select >= 0 and best_select > best_ignore:
+            chosen.append(rule)
+    return tuple(chosen)
+
+
+# -- reading configuration -----------------------------------------------------------------
+
+_KEYS = {
+    "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
+    "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype",
+}
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` with a [tool.nosync-fix] table."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = _read_toml(candidate)
+            except ConfigError:
+                return candidate  # report the broken file rather than skip it
+            if SECTION in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_settings(path: Path) -> Settings:
+    """Settings from a pyproject.toml ([tool.nosync-fix]) or a bare TOML file of our keys."""
+    data = _read_toml(path)
+    table = data.get("tool", {}).get(SECTION) if "tool" in data else None
+    if table is None:
+        if path.name == "pyproject.toml":
+            table = {}
+        else:
+            table = data
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{path}: [tool.{SECTION}] must be a table")
+    return settings_from_table(table, path)
+
+
+def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> Settings:
+    where = f"{path}: " if path else ""
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}unknown key {unknown[0]!r} in [tool.{SECTION}]")
+
+    def strings(key: str) -> tuple[str, ...] | None:
+        if key not in table:
+            return None
+        value = table[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}{key} must be a list of strings")
+        return tuple(value)
+
+    def boolean(key: str) -> bool | None:
+        if key not in table:
+            return None
+        if not isinstance(table[key], bool):
+            raise ConfigError(f"{where}{key} must be true or false")
+        return table[key]
+
+    per_file: list[tuple[str, tuple[str, ...]]] = []
+    raw = table.get("per-file-ignores", {})
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}per-file-ignores must be a table of glob = [codes]")
+    for pattern, codes in raw.items():
+        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+            raise ConfigError(f"{where}per-file-ignores.{pattern!r} must be a list of codes")
+        per_file.append((pattern, tuple(codes)))
+
+    dtype = table.get("accumulate-dtype", "same")
+    if not isinstance(dtype, str):
+        raise ConfigError(f"{where}accumulate-dtype must be a string")
+    hot = strings("hot-functions") or ()
+    settings = Settings().with_overrides(
+        select=strings("select"),
+        extend_select=strings("extend-select"),
+        ignore=strings("ignore"),
+        unsafe_fixes=boolean("unsafe-fixes"),
+        all_paths=boolean("all-paths"),
+        exclude=strings("exclude"),
+        extend_exclude=strings("extend-exclude"),
+        per_file_ignores=tuple(per_file),
+        hot_functions=frozenset(hot),
+        accumulate_dtype=dtype,
+        root=path.parent.resolve() if path else None,
+        source=path,
+    )
+    try:
+        return settings.validate()
+    except ConfigError as error:
+        raise ConfigError(f"{where}{error}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def _glob_matches(pattern: str, path: str | Path, root: Path | None,
+                  walk_root: Path | None = None) -> bool:
+    path = Path(path)
+    if "/" not in pattern.rstrip("/"):
+        return fnmatch.fnmatch(path.name, pattern.rstrip("/"))
+    pattern = pattern.strip("/")
+    candidates = [path.as_posix()]
+    for base in (root, walk_root):
+        if base is None:
+            continue
+        try:
+            candidates.append(path.absolute().relative_to(base.absolute()).as_posix())
+        except ValueError:
+            pass
+    return any(fnmatch.fnmatch(c, pattern) or fnmatch.fnmatch(c, pattern + "/*")
+               for c in candidates)

@@ -1,0 +1,125 @@
+"""The base every rule is built on: one class per rule, carrying its own documentation.
+
+A rule is a LibCST visitor. It sees every node of a module once (all rules run
+in one batched traversal), asks the shared :class:`~nosync_fix.analysis.ModuleAnalysis`
+what it needs to know, and calls :meth:`Rule.report` with a message and,
+when it can, a :class:`~nosync_fix.rewrite.Rewrite`. Rules never read files and
+never print; the engine decides what is reported, fixed and written.
+
+The class docstring is the rule's page (printed by ``--explain`` and written to
+``docs/rules/``). It has these sections, in this order: ``## What it does``,
+``## Why is this slow?``, ``## Example``, ``## Use instead``, ``## Fix safety``,
+``## When not to apply``. The code blocks under *Example* and *Use instead*
+are executed by the test suite and must agree.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from ..analysis import ANALYSIS_METADATA, ModuleAnalysis
+from ..rewrite import Rewrite
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+#: The fix a rule can offer, as shown in the rules table.
+FIX_KINDS = ("safe", "unsafe", "safe/unsafe", "none")
+DOC_SECTIONS = (
+    "What it does", "Why is this slow?", "Example", "Use instead", "Fix safety",
+    "When not to apply",
+)
+
+
+@dataclass
+class RuleContext:
+    """What a rule may know about the file it checks."""
+
+    analysis: ModuleAnalysis
+    settings: Settings
+    filename: str = "<string>"
+
+
+@dataclass
+class Report:
+    """A finding as a rule reports it: a node of the tree, a message, maybe a rewrite."""
+
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    rewrite: Rewrite | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class of all rules. Subclasses set the class attributes and visit methods."""
+
+    #: The rule code, e.g. "NSY201". Fixed forever once released.
+    code: ClassVar[str] = ""
+    #: kebab-case name, e.g. "accumulate-on-device".
+    name: ClassVar[str] = ""
+    #: One line for the rules table.
+    summary: ClassVar[str] = ""
+    #: "safe", "unsafe", "safe/unsafe" (depends on the case) or "none" (report only).
+    fix_kind: ClassVar[str] = "none"
+    #: "sync", "graph break" or "sync and graph break": what the pattern costs.
+    cost: ClassVar[str] = "sync and graph break"
+    #: Findings outside hot paths are dropped unless --all-paths is given.
+    hot_paths_only: ClassVar[bool] = True
+    #: Substrings at least one of which a file must contain for this rule to fire.
+    #: A file matching no selected rule's triggers is not parsed at all.
+    triggers: ClassVar[tuple[str, ...]] = ()
+
+    METADATA_DEPENDENCIES = ANALYSIS_METADATA
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__()
+        self.context = context
+        self.analysis = context.analysis
+        self.md = context.analysis.md
+        self.reports: list[Report] = []
+
+    def report(self, node: cst.CSTNode, message: str, rewrite: Rewrite | None = None) -> None:
+        """Record a finding at ``node``; ``rewrite`` is the fix, if the rule has one."""
+        self.reports.append(Report(type(self), node, message, rewrite))
+
+    # -- documentation -----------------------------------------------------------------------
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's page in Markdown (its docstring)."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def page(cls) -> str:
+        """The full page: title, summary line, fix kind and the documentation."""
+        fix = {"none": "no fix (report only)", "safe": "safe fix", "unsafe": "unsafe fix",
+               "safe/unsafe": "safe or unsafe fix, depending on the case"}[cls.fix_kind]
+        return (f"# {cls.code} {cls.name}\n\n{cls.summary}\n\n"
+                f"Cost: {cls.cost}. Fix: {fix}.\n\n{cls.documentation()}\n")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """The sections of the documentation, keyed by heading."""
+        sections: dict[str, str] = {}
+        current = None
+        for line in cls.documentation().splitlines():
+            match = re.match(r"^## (.+?)\s*$", line)
+            if match:
+                current = match.group(1)
+                sections[current] = ""
+            elif current is not None:
+                sections[current] += line + "\n"
+        return {k: v.strip("\n") for k, v in sections.items()}
+
+    @classmethod
+    def doc_example(cls, section: str) -> str | None:
+        """The first ```python block of a section, or None."""
+        text = cls.doc_sections().get(section, "")
+        match = re.search(r"```python\n(.*?)```", text, re.S)
+        return match.group(1) if match else None
