@@ -9,7 +9,15 @@ from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import HostRead, Kind
 from ..rewrite import Rewrite
-from ._helpers import read_as_tensor, short, statement, torch_ref
+from ._helpers import read_as_tensor, short
+from ._hoist import (
+    add_conversions,
+    binding_statement,
+    conversion_statement,
+    host_uses,
+    is_conversion,
+    numeric_type,
+)
 from .base import Rule
 
 _METADATA_CALLS = frozenset({"size", "numel", "dim", "nelement", "element_size"})
@@ -162,7 +170,7 @@ class AccumulateOnDevice(Rule):
             node = assignment.node
             if not isinstance(node, cst.Name):
                 return _Plan(None, f"`{name}` is also bound by a parameter or definition")
-            holder = self._assignment_statement(node)
+            holder = binding_statement(self.md, node)
             if holder is None:
                 return _Plan(None, f"`{name}` is also bound in an unpacking, loop or with")
             kind, increment = _accumulation_kind(holder, name)
@@ -185,31 +193,10 @@ class AccumulateOnDevice(Rule):
         if not initial_literals:
             return _Plan(None, f"`{name}` does not start as a number literal")
 
-        # Where does the accumulator's value reach host code?
-        accumulation_nodes = [holder for holder, _ in accumulations]
-        needs_after_loop = False
-        before_statements: list[cst.BaseStatement] = []
-        references = {id(r): r for a in assignments for r in a.references}
-        for access in references.values():
-            use = access.node
-            if access.scope is not scope:
-                return _Plan(None, f"`{name}` is used in a nested function")
-            if any(self.md.is_ancestor(holder, use) or holder is use
-                   for holder in accumulation_nodes):
-                continue
-            if self.md.is_ancestor(loop.body, use):
-                where = self._conditional_statement(use, loop)
-                if where is None:
-                    return _Plan(None, f"`{name}` is read on every step")
-                if any(self._same_region(where, holder, loop) for holder in accumulation_nodes):
-                    return _Plan(None, f"`{name}` is read and updated in the same block")
-                if not any(s is where for s in before_statements):
-                    before_statements.append(where)
-            elif self.md.is_ancestor(loop, use):
-                return _Plan(None, f"`{name}` is read in the loop header or `else:`")
-            else:
-                needs_after_loop = True
-
+        devices = [holder for holder, _ in accumulations]
+        uses = host_uses(self.md, name, scope, loop, devices)
+        if isinstance(uses, str):
+            return _Plan(None, uses)
         rewrite = Rewrite(f"Accumulate `{name}` on the device; read it once where the host "
                           "needs it")
         if not all(r.certain for r in reads):
@@ -217,29 +204,9 @@ class AccumulateOnDevice(Rule):
         float64 = self.context.settings.accumulate_dtype == "float64"
         for read in reads:
             rewrite = rewrite.replace(read.node, read_as_tensor(read, self.analysis, float64))
-        conversion, rewrite = self._conversion(name, initial_literals, reads, rewrite)
-        for where in before_statements:
-            rewrite = rewrite.insert_before(where, [statement(conversion)])
-        if needs_after_loop:
-            rewrite = rewrite.insert_after(loop, [statement(conversion)])
-        return _Plan(rewrite)
-
-    def _conversion(self, name: str, literals: list[cst.BaseExpression],
-                    reads: list[HostRead], rewrite: Rewrite) -> tuple[str, Rewrite]:
-        """The statement that turns the accumulator back into the Python number it was."""
-        if all(_literal_type(v) == "float" for v in literals):
-            return f"{name} = float({name})", rewrite
-        integer_reads = all(
-            r.how in ("item", "int") and (
-                r.how == "int" or self.analysis.tensors.dtype_class(r.tensor) in ("int", "bool"))
-            for r in reads
-        )
-        if all(_literal_type(v) == "int" for v in literals) and integer_reads:
-            return f"{name} = int({name})", rewrite
-        torch, rewrite = torch_ref(self.analysis, rewrite)
-        convert = f"float({name})" if any(r.how == "float" for r in reads) else f"{name}.item()"
-        return (f"{name} = {convert} if isinstance({name}, {torch}.Tensor) else {name}",
-                rewrite)
+        conversion, rewrite = conversion_statement(self.analysis, name, initial_literals, reads,
+                                                   rewrite)
+        return _Plan(add_conversions(rewrite, uses, loop, conversion))
 
     def _device_compatible(self, increment: cst.BaseExpression, reads: list[HostRead]) -> bool:
         """Whether the increment still works once its reads are tensors (plain arithmetic)."""
@@ -247,36 +214,6 @@ class AccumulateOnDevice(Rule):
         checker = _ArithmeticChecker(self, read_nodes)
         increment.visit(checker)
         return checker.ok
-
-    def _assignment_statement(self, target: cst.Name) -> cst.CSTNode | None:
-        parent = self.md.parent(target)
-        if isinstance(parent, cst.AssignTarget):
-            assign = self.md.parent(parent)
-            if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-                return assign
-            return None
-        if isinstance(parent, (cst.AugAssign, cst.AnnAssign)):
-            return parent
-        return None
-
-    def _conditional_statement(self, use: cst.CSTNode,
-                               loop: cst.For | cst.While) -> cst.BaseStatement | None:
-        """The statement before which to convert, when ``use`` runs only on some steps."""
-        where = self.md.statement_of(use)
-        if where is None:
-            return None
-        for ancestor in self.md.ancestors(where):
-            if ancestor is loop:
-                return None
-            if isinstance(ancestor, (cst.If, cst.Else)) and self.md.is_ancestor(loop, ancestor):
-                return where
-        return None
-
-    def _same_region(self, where: cst.CSTNode, holder: cst.CSTNode,
-                     loop: cst.For | cst.While) -> bool:
-        """Whether ``holder`` is inside the same conditional block as ``where``."""
-        block = self.md.parent(where)
-        return block is not None and block is not loop.body and self.md.is_ancestor(block, holder)
 
 
 def _same_name(node: cst.BaseExpression, target: cst.Name) -> bool:
@@ -292,7 +229,7 @@ def _accumulation_kind(holder: cst.CSTNode, name: str) -> tuple[str, cst.BaseExp
     value = getattr(holder, "value", None)
     if value is None:
         return "other", None
-    if _literal_type(value) is not None:
+    if numeric_type(value) is not None:
         return "literal", None
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add,
                                                                              cst.Subtract)):
@@ -302,35 +239,9 @@ def _accumulation_kind(holder: cst.CSTNode, name: str) -> tuple[str, cst.BaseExp
             value.right.value == name
         ):
             return "accumulate", value.left
-    if _is_conversion(value, name):
+    if is_conversion(value, name):
         return "conversion", None
     return "other", None
-
-
-def _is_conversion(value: cst.BaseExpression, name: str) -> bool:
-    """``float(acc)``, ``int(acc)`` or ``acc.item() if isinstance(acc, torch.Tensor) else acc``."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
-        value.func.value in ("float", "int") and len(value.args) == 1
-        and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name
-    ):
-        return True
-    if isinstance(value, cst.IfExp) and isinstance(value.orelse, cst.Name) and (
-        value.orelse.value == name
-    ):
-        test = value.test
-        return (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
-                and test.func.value == "isinstance")
-    return False
-
-
-def _literal_type(value: cst.BaseExpression) -> str | None:
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        value = value.expression
-    if isinstance(value, cst.Float):
-        return "float"
-    if isinstance(value, cst.Integer):
-        return "int"
-    return None
 
 
 class _ReadCollector(cst.CSTVisitor):
