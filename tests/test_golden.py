@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from golden import cases, format_findings
 
+from golden import cases, format_findings
 from nosync_fix.engine import process_source
 from nosync_fix.rules import all_rules
 

@@ -61,7 +61,7 @@ def _assert_same(name: str, before, after) -> None:
             math.isnan(after) and math.isnan(before)), f"{name}: {before} != {after}"
     elif isinstance(before, (list, tuple)):
         assert len(after) == len(before), f"{name}: lengths differ"
-        for i, (b, a) in enumerate(zip(before, after)):
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
             _assert_same(f"{name}[{i}]", b, a)
     elif isinstance(before, dict):
         assert after.keys() == before.keys(), f"{name}: keys differ"

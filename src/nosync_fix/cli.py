@@ -13,8 +13,7 @@ import click
 from . import __version__
 from .config import ConfigError, Settings, find_config, load_settings
 from .engine import process_source
-from .report import FORMATS, applied_findings, errors, remaining_findings, summarize
-from .report import machine, text
+from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
 

@@ -20,6 +20,7 @@ was and the failure is reported as an internal error.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import re
@@ -142,6 +143,7 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
     if not rules or not _triggered(text, rules):
+        syntax_check(text, filename)  # cheap (ast), so that broken files are still reported
         return result()
     suppressions = parse_suppressions(text)
     if suppressions.suppresses_all_of_file():
@@ -161,12 +163,17 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             raise _FileFailure(
                 f"fixes did not converge after {MAX_PASSES} passes; file left unchanged",
                 "internal")
-        new_module, accepted = apply_rewrites(module, analysis.md,
-                                              [f.report.rewrite for f in fixable])  # type: ignore
+        # Several findings may share one rewrite (a loop's accumulator, say): apply it once.
+        unique: dict[int, Rewrite] = {}
+        for f in fixable:
+            unique.setdefault(id(f.report.rewrite), f.report.rewrite)  # type: ignore[arg-type]
+        rewrites = list(unique.values())
+        new_module, accepted = apply_rewrites(module, analysis.md, rewrites)
+        done = {id(rewrites[i]) for i in accepted}
+        fixed_now = [f.finding for f in fixable if id(f.report.rewrite) in done]
         new_text = splice(current, module.code, new_module.code)
-        codes = sorted({fixable[i].finding.code for i in accepted})
-        check_compiles(new_text, encoding, filename, codes)
-        applied.extend(fixable[i].finding for i in accepted)
+        check_compiles(new_text, encoding, filename, sorted({f.code for f in fixed_now}))
+        applied.extend(fixed_now)
         current = new_text
         suppressions = parse_suppressions(current)
         module = parse(current)
@@ -182,6 +189,17 @@ def parse(text: str) -> cst.Module:
             f"cannot parse: {error.message.splitlines()[0] if error.message else message} "
             f"at line {error.raw_line}, column {error.raw_column + 1}", "parse") from None
     except (SyntaxError, ValueError) as error:
+        raise _FileFailure(f"cannot parse: {error}", "parse") from None
+
+
+def syntax_check(text: str, filename: str) -> None:
+    """Raise the parse failure for a text that is not valid Python."""
+    try:
+        compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
+        raise _FileFailure(f"cannot parse: {error.msg}{where}", "parse") from None
+    except ValueError as error:  # null bytes
         raise _FileFailure(f"cannot parse: {error}", "parse") from None
 
 

@@ -81,7 +81,7 @@ def walk(root: Path, settings: Settings) -> list[str]:
         for name in sorted(filenames):
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
-            path = os.path.join(dirpath, name)
+            path = os.path.normpath(os.path.join(dirpath, name))
             if settings.is_excluded(Path(path), root):
                 continue
             if os.path.islink(path) and not os.path.isfile(path):
@@ -108,7 +108,7 @@ def _without_git_ignored(root: Path, files: list[str]) -> list[str]:
     if checked.returncode not in (0, 1):
         return files  # git could not tell (a path outside the work tree): keep everything
     ignored = set(filter(None, checked.stdout.split("\0")))
-    return [f for f, r in zip(files, relative) if r not in ignored]
+    return [f for f, r in zip(files, relative, strict=True) if r not in ignored]
 
 
 def _has_python_shebang(path: Path) -> bool:
@@ -138,9 +138,10 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
         raise FileProblem(f"cannot re-read before writing: {_reason(error)}") from None
     if current != expected:
         raise FileProblem("changed on disk while nosync-fix was running; not written")
-    if not os.access(target, os.W_OK):
-        raise FileProblem("file is read-only; not written")
     mode = stat.S_IMODE(os.stat(target).st_mode)
+    # No write bit at all means read-only, even for root, who could write anyway.
+    if not os.access(target, os.W_OK) or not mode & 0o222:
+        raise FileProblem("file is read-only; not written")
     folder, name = os.path.split(target)
     try:
         descriptor, temporary = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.",

@@ -56,7 +56,7 @@ class Finding:
     end_line: int
     end_column: int
     fix: Fix | None = None
-    #: The line on which a ``# noqa`` comment suppresses this finding.
+    #: The line on which a suppression comment (``noqa``) silences this finding.
     noqa_line: int = 0
 
     @property

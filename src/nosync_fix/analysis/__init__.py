@@ -77,7 +77,7 @@ class ModuleAnalysis:
         return host_read(self.md, self.tensors, node)
 
     def torch_name(self) -> str | None:
-        """The module-level name bound to ``torch`` (``torch``, or ``T`` after ``import torch as T``)."""
+        """The module-level name bound to torch: ``torch``, or ``T`` after ``import torch as T``."""
         if self._torch_name is False:
             self._torch_name = None
             for statement in self.module.body:

@@ -153,7 +153,7 @@ class TensorFacts:
         return bool(self._imports & T.ARRAY_LIBRARIES)
 
     def unknown_read_rewritable(self, receiver: cst.BaseExpression) -> bool:
-        """May ``receiver.item()`` / ``.tolist()`` be rewritten (unsafely) though its kind is unknown?
+        """May ``receiver.item()`` or ``.tolist()`` be rewritten (unsafely) on an unknown kind?
 
         Only in a module that imports torch, where no numpy-like value can reach
         the receiver: the module imports no array library and the receiver does
@@ -445,7 +445,7 @@ class TensorFacts:
 
     def _element(self, value: cst.BaseExpression, path: list[int]) -> Value:
         """The value at ``path`` inside ``value`` when it is unpacked."""
-        for depth, index in enumerate(path):
+        for index in path:
             if isinstance(value, (cst.Tuple, cst.List)):
                 elements = value.elements
                 if index < len(elements) and not any(
@@ -593,7 +593,7 @@ class TensorFacts:
             return Value.HOST
         if any(q.split(".")[0] in T.ARRAY_LIBRARIES for q in qnames):
             return Value.ARRAY
-        if qnames & {"torch.nn.Module", "torch.nn.modules.module.Module"} or qnames & T.MODULE_BASES:
+        if qnames & T.MODULE_BASES:
             return Value.MODULE
         return Value.UNKNOWN
 
@@ -726,7 +726,7 @@ class TensorFacts:
         return found
 
     def is_module_class(self, cls: cst.ClassDef) -> bool:
-        """Whether a class of this module subclasses nn.Module (directly or through local classes)."""
+        """Whether a class of this module subclasses nn.Module, directly or via local classes."""
         cached = self._module_classes.get(id(cls))
         if cached is not None:
             return cached
