@@ -90,6 +90,13 @@ class Metadata:
     # -- names -----------------------------------------------------------------------------
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        """What a dotted name refers to (``{"torch.nn.functional.relu"}`` for ``F.relu``).
+
+        Only plain chains of names count: LibCST names ``torch.zeros(3).sum`` as if it
+        were ``torch.zeros.sum``, but a method of a call's result is no module function.
+        """
+        if dotted_name(node) is None:
+            return set()
         value = self._qualified.get(node)
         if value is None:
             return set()

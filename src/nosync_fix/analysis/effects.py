@@ -84,17 +84,15 @@ class Effects:
         inplace = keyword_arg(call, "inplace")
         if isinstance(inplace, cst.Name) and inplace.value == "True":
             effect |= Effect.INPLACE
-        qnames = self.md.qualified_names(call.func)
-        for q in qnames:
+        for q in self.md.qualified_names(call.func):
             found = self._qualified_effect(q, call)
             if found is not None:
                 return effect | found
         func = call.func
+        if self.facts.value(func) is Value.MODULE:
+            return effect | Effect.CALL | (Effect.RNG if self._is_rng_module(func) else Effect.NONE)
         if isinstance(func, cst.Attribute):
             return effect | self._method_effect(func.value, func.attr.value, call)
-        callee = self.facts.value(func)
-        if callee is Value.MODULE:
-            return effect | Effect.CALL | (Effect.RNG if self._is_rng_module(func) else Effect.NONE)
         return effect | Effect.CALL
 
     def _qualified_effect(self, q: str, call: cst.Call) -> Effect | None:
@@ -115,8 +113,8 @@ class Effects:
                 return Effect.READ
             if rest in T.PURE_BUILTINS or rest in T.CONTAINER_BUILTINS or (
                 rest in T.TENSOR_PRESERVING_BUILTINS or rest == "sum"
-            ):
-                return Effect.NONE
+            ) or rest.endswith(("Error", "Exception", "Warning")):
+                return Effect.NONE  # building an exception object does nothing by itself
             return Effect.CALL
         if root == "torch":
             last = q.rsplit(".", 1)[-1]

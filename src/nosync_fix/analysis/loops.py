@@ -42,7 +42,7 @@ class LoopFacts:
         """Names bound anywhere in the loop: its target and its body."""
         collector = _NameCollector(stores=True)
         if isinstance(loop, cst.For):
-            loop.target.visit(collector)
+            collector.add_targets(loop.target)
         loop.body.visit(collector)
         return collector.names
 
@@ -128,33 +128,33 @@ class _NameCollector(cst.CSTVisitor):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         if self.stores:
-            self._add_targets(node.target)
+            self.add_targets(node.target)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self.stores:
-            self._add_targets(node.target)
+            self.add_targets(node.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if self.stores:
-            self._add_targets(node.target)
+            self.add_targets(node.target)
 
     def visit_For(self, node: cst.For) -> None:
         if self.stores:
-            self._add_targets(node.target)
+            self.add_targets(node.target)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         if self.stores:
-            self._add_targets(node.target)
+            self.add_targets(node.target)
 
     def visit_AsName(self, node: cst.AsName) -> None:
         if self.stores:
-            self._add_targets(node.name)
+            self.add_targets(node.name)
 
-    def _add_targets(self, target: cst.CSTNode) -> None:
+    def add_targets(self, target: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
             self.names.add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._add_targets(element.value)
+                self.add_targets(element.value)
         elif isinstance(target, cst.StarredElement):
-            self._add_targets(target.value)
+            self.add_targets(target.value)

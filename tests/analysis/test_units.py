@@ -1,0 +1,144 @@
+"""Focused tests of the analysis API that labels on a line cannot express."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from nosync_fix.analysis import Kind, ModuleAnalysis
+
+
+def analyse(source: str) -> tuple[ModuleAnalysis, cst.Module]:
+    wrapper = cst.MetadataWrapper(cst.parse_module(textwrap.dedent(source)))
+    return ModuleAnalysis(wrapper), wrapper.module
+
+
+def find(module: cst.Module, kind: type, predicate=lambda n: True) -> list:
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kind) and predicate(node):
+                found.append(node)
+            return True
+
+    module.visit(Visitor())
+    return found
+
+
+def test_while_test_is_hot_but_for_iterable_is_not() -> None:
+    analysis, module = analyse("""
+        def f(xs, t):
+            for x in xs.tolist():
+                pass
+            while t.item() > 0:
+                pass
+    """)
+    (tolist,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                     and c.func.attr.value == "tolist")
+    (item,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                   and c.func.attr.value == "item")
+    assert not analysis.is_hot(tolist)
+    assert analysis.hot.reason(item) == "in a loop"
+
+
+def test_comprehension_element_is_hot_but_outer_iterable_is_not() -> None:
+    analysis, module = analyse("""
+        import torch
+        values = [t.item() for t in torch.ones(3).unbind()]
+    """)
+    (item,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                   and c.func.attr.value == "item")
+    (unbind,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                     and c.func.attr.value == "unbind")
+    assert analysis.is_hot(item)
+    assert not analysis.is_hot(unbind)
+
+
+def test_straight_line_reassignment_hides_earlier_values() -> None:
+    analysis, module = analyse("""
+        import torch
+        def f(batches):
+            for t in batches:
+                t = torch.as_tensor(t)
+                u = t
+    """)
+    u_value = find(module, cst.Assign)[-1].value
+    assert analysis.kind(u_value) is Kind.TENSOR
+
+
+def test_conditional_reassignment_keeps_both_values() -> None:
+    analysis, module = analyse("""
+        import torch
+        def f(t, flag):
+            t = 0.5
+            if flag:
+                t = torch.ones(1)
+            u = t
+    """)
+    u_value = find(module, cst.Assign)[-1].value
+    assert analysis.kind(u_value) is Kind.UNKNOWN
+
+
+def test_loop_facts() -> None:
+    analysis, module = analyse("""
+        def f(loader):
+            total = 0.0
+            for epoch in range(3):
+                seen = 0
+                for x in loader:
+                    total += x
+                    seen += 1
+                print(seen)
+            return total
+    """)
+    inner = find(module, cst.For)[1]
+    outer = find(module, cst.For)[0]
+    (aug,) = find(module, cst.AugAssign, lambda a: a.target.value == "total")
+    assert analysis.loops.enclosing_loop(aug) is inner
+    assert analysis.loops.enclosing_loops(aug) == [inner, outer]
+    assert analysis.loops.assigned_names(inner) == {"x", "total", "seen"}
+    after = analysis.loops.names_read_after(inner)
+    assert {"seen", "print", "total", "loader"} <= after
+    first = analysis.loops.first_statement_after(inner)
+    assert isinstance(first, cst.SimpleStatementLine)
+    assert analysis.md.code(first).strip() == "print(seen)"
+
+
+def test_torch_name_follows_the_import_alias() -> None:
+    analysis, _ = analyse("import torch as T\nx = T.ones(1)\n")
+    assert analysis.torch_name() == "T"
+    analysis, _ = analyse("import torch.nn.functional as F\nimport torch.nn\n")
+    assert analysis.torch_name() == "torch"
+    analysis, _ = analyse("from torch import nn\n")
+    assert analysis.torch_name() is None
+
+
+def test_unknown_reads_are_rewritable_only_without_numpy() -> None:
+    source = """
+        import torch
+        {extra}
+        def f(model, batch):
+            out = model(batch)
+            return out.item()
+    """
+    for extra, expected in (("", True), ("import numpy as np", False)):
+        analysis, module = analyse(source.format(extra=extra))
+        (call,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                       and c.func.attr.value == "item")
+        assert analysis.tensors.unknown_read_rewritable(call.func.value) is expected
+
+
+def test_reads_from_foreign_libraries_are_not_rewritable() -> None:
+    analysis, module = analyse("""
+        import torch
+        from sklearn.metrics import accuracy_score
+        def f(y, p):
+            acc = accuracy_score(y, p)
+            return acc.item()
+    """)
+    (call,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                   and c.func.attr.value == "item")
+    assert not analysis.tensors.unknown_read_rewritable(call.func.value)
+    assert analysis.host_read(call) is None
