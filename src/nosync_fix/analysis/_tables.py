@@ -52,6 +52,17 @@ SCALAR_READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 STRONG_TENSOR_EVIDENCE = frozenset({
     "backward", "detach", "detach_", "requires_grad_", "retain_grad", "register_hook",
 })
+#: ``torch.<name>`` functions whose first argument must be a tensor (never a list, a
+#: number or an array): passing a name to one of them shows the name holds a tensor.
+TENSOR_ONLY_FUNCTIONS = frozenset({
+    "sigmoid", "softmax", "log_softmax", "relu", "tanh", "exp", "log", "abs", "sqrt",
+    "mean", "sum", "max", "min", "argmax", "argmin", "isnan", "isinf", "isfinite", "clamp",
+    "matmul", "mm", "bmm", "topk", "sort", "argsort", "flatten", "squeeze", "unsqueeze",
+    "transpose", "permute", "reshape", "equal", "allclose", "masked_select", "nonzero",
+    "any", "all", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
+    "full_like", "clone", "detach", "count_nonzero", "cumsum", "norm", "std", "var",
+    "logsumexp", "softmax", "amax", "amin", "square", "neg", "sign", "round", "floor", "ceil",
+})
 #: Methods that tensors and modules share: evidence only when the result is used.
 WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})
 #: Methods only nn.Module (or optimizers) have: counter-evidence for a tensor.

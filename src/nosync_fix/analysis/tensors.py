@@ -1045,6 +1045,8 @@ class TensorFacts:
         counter: set[tuple[int, str]] = set()
         for call in _walk_calls(self.md.module):
             func = call.func
+            for argument in self._tensor_arguments(call):
+                evidence.update(self._name_keys(argument))
             if isinstance(func, cst.Name):
                 counter.update(self._name_keys(func))
                 continue
@@ -1063,6 +1065,21 @@ class TensorFacts:
             elif method in T.MODULE_ONLY_METHODS:
                 counter.update(keys)
         return evidence, counter
+
+    def _tensor_arguments(self, call: cst.Call) -> list[cst.Name]:
+        """Names passed where only a tensor is accepted: ``F.relu(x)``, ``torch.isnan(x)``."""
+        names = [a for a in positional_args(call) if isinstance(a, cst.Name)]
+        if not names:
+            return []
+        for q in self.md.qualified_names(call.func):
+            if q.startswith("torch.nn.functional.") and q.rsplit(".", 1)[-1] not in (
+                "pad",  # accepts tensors only too, but keep the table exact
+            ):
+                return names[:2]
+            if q.startswith("torch.") and q[len("torch."):] in T.TENSOR_ONLY_FUNCTIONS:
+                return names[:2] if q.endswith(("equal", "allclose", "matmul", "mm", "bmm")) \
+                    else names[:1]
+        return []
 
     def _name_keys(self, name: cst.Name) -> set[tuple[int, str]]:
         access = self.md.access(name)

@@ -45,7 +45,7 @@ def factories(n):
 def functional(x: torch.Tensor, y: "torch.Tensor"):
     p = F.relu(x)  # kind: F.relu(x) => tensor
     q = F.softmax(x, dim=-1)  # kind: F.softmax(x, dim=-1) => tensor
-    loss = F.cross_entropy(p, y)  # kind: F.cross_entropy(p, y) => tensor ;; y => unknown
+    loss = F.cross_entropy(p, y)  # kind: F.cross_entropy(p, y) => tensor ;; y => tensor?
     r = torch.nn.functional.gelu(x)  # kind: torch.nn.functional.gelu(x) => tensor
     return p, q, loss, r
 
@@ -127,3 +127,17 @@ def optional_and_annotated(mask: torch.Tensor | None, lengths: list[torch.Tensor
         total = length.sum()  # kind: length => tensor ;; length.sum() => tensor
     label = name + ":"  # kind: name => host ;; name + ":" => host
     return ratio * count  # kind: ratio * count => host ;; ratio => host
+
+
+def argument_evidence(model, data, target):
+    output = model(data)
+    loss = torch.nn.functional.nll_loss(output, target)  # kind: output => tensor ;; target => tensor
+    pred = output.argmax(dim=1, keepdim=True)  # kind: pred => tensor? ;; output.argmax(dim=1, keepdim=True) => tensor
+    hits = pred.eq(target.view_as(pred)).sum()  # kind: pred.eq(target.view_as(pred)).sum() => tensor
+    flags = torch.isnan(data)  # kind: data => tensor
+    parts = torch.cat(chunks(data))  # kind: chunks(data) => host
+    return loss, hits, flags, parts
+
+
+def chunks(x):
+    return [x]
