@@ -61,7 +61,7 @@ TENSOR_ONLY_FUNCTIONS = frozenset({
     "transpose", "permute", "reshape", "equal", "allclose", "masked_select", "nonzero",
     "any", "all", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
     "full_like", "clone", "detach", "count_nonzero", "cumsum", "norm", "std", "var",
-    "logsumexp", "softmax", "amax", "amin", "square", "neg", "sign", "round", "floor", "ceil",
+    "logsumexp", "amax", "amin", "square", "neg", "sign", "round", "floor", "ceil",
 })
 #: Methods that tensors and modules share: evidence only when the result is used.
 WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})

@@ -1072,10 +1072,8 @@ class TensorFacts:
         if not names:
             return []
         for q in self.md.qualified_names(call.func):
-            if q.startswith("torch.nn.functional.") and q.rsplit(".", 1)[-1] not in (
-                "pad",  # accepts tensors only too, but keep the table exact
-            ):
-                return names[:2]
+            if q.startswith("torch.nn.functional."):
+                return names[:2]  # (input, target) of losses; input of everything else
             if q.startswith("torch.") and q[len("torch."):] in T.TENSOR_ONLY_FUNCTIONS:
                 return names[:2] if q.endswith(("equal", "allclose", "matmul", "mm", "bmm")) \
                     else names[:1]
