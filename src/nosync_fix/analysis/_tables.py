@@ -63,6 +63,12 @@ TENSOR_ONLY_FUNCTIONS = frozenset({
     "full_like", "clone", "detach", "count_nonzero", "cumsum", "norm", "std", "var",
     "logsumexp", "amax", "amin", "square", "neg", "sign", "round", "floor", "ceil",
 })
+#: ``torch.nn.functional`` functions (besides ``*_loss``) whose first two arguments are tensors.
+FUNCTIONAL_TWO_TENSORS = frozenset({
+    "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "cosine_similarity", "pairwise_distance", "linear", "bilinear", "embedding", "conv1d",
+    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+})
 #: Methods that tensors and modules share: evidence only when the result is used.
 WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})
 #: Methods only nn.Module (or optimizers) have: counter-evidence for a tensor.

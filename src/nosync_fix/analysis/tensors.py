@@ -1073,7 +1073,10 @@ class TensorFacts:
             return []
         for q in self.md.qualified_names(call.func):
             if q.startswith("torch.nn.functional."):
-                return names[:2]  # (input, target) of losses; input of everything else
+                # Losses and layers take two tensors; the rest take sizes, dims or
+                # factors after the input (F.softmax(x, dim), F.interpolate(x, size)).
+                two = q.endswith("loss") or q.rsplit(".", 1)[-1] in T.FUNCTIONAL_TWO_TENSORS
+                return names[:2] if two else names[:1]
             if q.startswith("torch.") and q[len("torch."):] in T.TENSOR_ONLY_FUNCTIONS:
                 return names[:2] if q.endswith(("equal", "allclose", "matmul", "mm", "bmm")) \
                     else names[:1]

@@ -79,3 +79,10 @@ def walrus(x: torch.Tensor):
     if (n := x.sum()) > 0:  # kind: (n := x.sum()) > 0 => tensor
         pass
     return n  # kind: n => tensor
+
+
+def sizes_passed_to_functional(x, size, dim, scale):
+    y = torch.nn.functional.interpolate(x, size)  # kind: size => unknown ;; x => tensor
+    z = torch.nn.functional.softmax(x, dim)  # kind: dim => unknown
+    w = torch.max(x, dim)  # kind: dim => unknown
+    return y, z, w, scale
