@@ -90,6 +90,10 @@ class Metadata:
     # -- names -----------------------------------------------------------------------------
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        # LibCST names ``torch.zeros(3).sum`` "torch.zeros.sum", as if the call were not
+        # there: an attribute of anything but a dotted name has no qualified name.
+        if isinstance(node, cst.Attribute) and dotted_name(node) is None:
+            return set()
         value = self._qualified.get(node)
         if value is None:
             return set()
