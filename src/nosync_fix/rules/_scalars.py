@@ -83,6 +83,10 @@ class Partner:
     #: Whether ``tensor`` can be written twice (``x.dtype`` next to ``x``): names and
     #: attribute chains only, which evaluate to the same object without side effects.
     repeatable: bool
+    #: The operand that meets ``tensor``: the use itself, or the host arithmetic around
+    #: it (``1 - v`` in ``(1 - v) * x``). A cast belongs here, after the host arithmetic,
+    #: which Python did in float64 before the number met the tensor.
+    top: cst.BaseExpression
     #: False when ``tensor`` is only presumed to be one: an unannotated argument of
     #: ``forward`` or of a compiled function.
     certain: bool = True
@@ -107,12 +111,12 @@ def tensor_partner(analysis: ModuleAnalysis, use: cst.BaseExpression) -> Partner
             other = parent.right if parent.left is current else parent.left
             kind = analysis.kind(other)
             if kind is Kind.TENSOR and isinstance(parent.operator, TENSOR_ARITHMETIC):
-                return Partner(other, is_repeatable(other))
+                return Partner(other, is_repeatable(other), current)  # type: ignore[arg-type]
             if is_model_argument(analysis, other) and isinstance(parent.operator,
                                                                  TENSOR_ARITHMETIC):
-                return Partner(other, True, certain=False)
+                return Partner(other, True, current, certain=False)  # type: ignore[arg-type]
             if kind is Kind.HOST and isinstance(parent.operator, HOST_ARITHMETIC) and (
-                _is_plain_host(other)
+                is_plain_host(other)
             ):
                 current = parent
                 continue
@@ -121,7 +125,7 @@ def tensor_partner(analysis: ModuleAnalysis, use: cst.BaseExpression) -> Partner
             call = md.parent(parent)
             if not isinstance(call, cst.Call):
                 return None
-            return _call_partner(analysis, call, parent)
+            return _call_partner(analysis, call, parent, current)  # type: ignore[arg-type]
         return None
 
 
@@ -139,29 +143,30 @@ def is_model_argument(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> boo
         "in forward", "in a compiled function")
 
 
-def _call_partner(analysis: ModuleAnalysis, call: cst.Call, arg: cst.Arg) -> Partner | None:
+def _call_partner(analysis: ModuleAnalysis, call: cst.Call, arg: cst.Arg,
+                  top: cst.BaseExpression) -> Partner | None:
     if any(a.keyword is not None or a.star for a in call.args):
         return None
     func = call.func
     if len(call.args) == 1 and isinstance(func, cst.Attribute) and (
         func.attr.value in OPERAND_METHODS and analysis.kind(func.value) is Kind.TENSOR
     ):
-        return Partner(func.value, is_repeatable(func.value))
+        return Partner(func.value, is_repeatable(func.value), top)
     if len(call.args) == 2 and call.args[1] is arg and (
         analysis.md.qualified_names(func) & OPERAND_FUNCTIONS
     ):
         tensor = call.args[0].value
         if analysis.kind(tensor) is Kind.TENSOR:
-            return Partner(tensor, is_repeatable(tensor))
+            return Partner(tensor, is_repeatable(tensor), top)
     return None
 
 
-def _is_plain_host(expr: cst.BaseExpression) -> bool:
+def is_plain_host(expr: cst.BaseExpression) -> bool:
     """Numbers, names and attribute chains: host values that are safe to evaluate."""
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-        return _is_plain_host(expr.expression)
+        return is_plain_host(expr.expression)
     return is_repeatable(expr)
 
 
@@ -176,7 +181,8 @@ def is_repeatable(expr: cst.BaseExpression) -> bool:
 
 def partner_cast(analysis: ModuleAnalysis, kept: cst.BaseExpression, partner: Partner,
                  category: str, integral: bool = False) -> tuple[cst.BaseExpression, bool]:
-    """``kept`` as it must appear next to ``partner``, and whether that is certainly exact.
+    """``kept`` (the rewritten ``partner.top``) as it must appear next to ``partner``, and
+    whether that is certainly exact.
 
     ``category`` is the type of Python number the kept tensor replaces ("float" or
     "int"); ``integral`` says whether the kept tensor itself has an integer dtype.
@@ -189,11 +195,29 @@ def partner_cast(analysis: ModuleAnalysis, kept: cst.BaseExpression, partner: Pa
     promoted to the default float dtype): the second value is then False.
     """
     family = dtype_family(analysis, partner.tensor)
+    if isinstance(partner.top, (cst.BinaryOperation, cst.UnaryOperation)):
+        # Host arithmetic on the way: `n / 2` turns a Python int into a float, and the
+        # kept tensor's dtype may change along the way too. Always cast, at the end.
+        integral = False
+        if _has_float_step(partner.top):
+            category = "float"
     if integral and family == "float":
         return kept, True
     cast = method_call(kept, "to", cst.Attribute(partner.tensor, cst.Name("dtype")))
     exact = family == "float" or (category == "int" and family == "int")
     return cast, exact
+
+
+def _has_float_step(expr: cst.BaseExpression) -> bool:
+    """Whether host arithmetic makes a float of an int: true division or a float literal."""
+    if isinstance(expr, cst.Float):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return isinstance(expr.operator, cst.Divide) or _has_float_step(
+            expr.left) or _has_float_step(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _has_float_step(expr.expression)
+    return False
 
 
 def dtype_family(analysis: ModuleAnalysis, expr: cst.BaseExpression,
@@ -294,7 +318,7 @@ def is_scalar_shaped(analysis: ModuleAnalysis, expr: cst.BaseExpression,
         hosts = [s for s in (expr.left, expr.right) if analysis.kind(s) is Kind.HOST]
         return bool(tensors) and all(
             is_scalar_shaped(analysis, s, depth + 1) for s in tensors) and all(
-            _is_plain_host(s) for s in hosts)
+            is_plain_host(s) for s in hosts)
     if not isinstance(expr, cst.Call):
         return False
     qnames = analysis.md.qualified_names(expr.func)

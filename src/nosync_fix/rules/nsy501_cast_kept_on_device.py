@@ -69,10 +69,10 @@ class CastKeptOnDevice(Rule):
 
     - `.detach()`: the read also cut autograd; without it gradients would flow
       into `t`.
-    - `.to(x.dtype)` at each use: a Python float never widens a tensor's dtype
-      (`x_f32 * 0.1` is float32), a float64 0-dim tensor does (`x_f32_0dim *
-      t_f64` is float64). The cast is left out where it cannot matter (an
-      `int()` read meeting a floating tensor).
+    - `.to(x.dtype)` where the value meets a tensor `x`: a Python float never
+      widens a tensor's dtype (`x_f32 * 0.1` is float32), a float64 0-dim tensor
+      does (`x_f32_0dim * t_f64` is float64). The cast is left out where it
+      cannot matter (an integer tensor meeting a floating one).
     - `.reshape(())` unless `t` is certainly 0-dim (a reduction, a loss): a shape
       `[1]` tensor would turn a 0-dim result into shape `[1]`; like `.item()`,
       `reshape(())` fails on a tensor of several elements.
@@ -90,8 +90,9 @@ class CastKeptOnDevice(Rule):
 
     Precision: with float16/bfloat16 tensors a Python number enters the kernel in
     float32, the cast tensor in the tensor's own precision; results can differ in
-    the last bit. Through host arithmetic (`(1 - v) * x`), Python computed `1 - v`
-    in float64, the rewrite computes it in `x`'s dtype.
+    the last bit. Through host arithmetic (`(1 - v) * x` becomes `(1 - v).to(x.dtype)
+    * x`), Python computed `1 - v` in float64, the rewrite computes it in `t`'s dtype
+    before the cast.
 
     ## When not to apply
     When `v` is also needed as a Python number (printed, compared in an `if`,
@@ -134,12 +135,16 @@ class CastKeptOnDevice(Rule):
         rewrite = Rewrite(f"Keep `{name}` on the device as a 0-dim tensor")
         exact = kept.exact and read.certain
         rewrite = rewrite.replace(read.node, kept.expression)
-        for use, partner in uses:
-            new, use_exact = partner_cast(self.analysis, use, partner, kept.category,
+        cast_tops: set[int] = set()
+        for _, partner in uses:
+            if id(partner.top) in cast_tops:
+                continue  # `(v + v) * x`: one cast for both uses
+            cast_tops.add(id(partner.top))
+            new, use_exact = partner_cast(self.analysis, partner.top, partner, kept.category,
                                           kept.integral)
             exact = exact and use_exact and partner.certain
-            if new is not use:
-                rewrite = rewrite.replace(use, new)
+            if new is not partner.top:
+                rewrite = rewrite.replace(partner.top, new)
         if not exact:
             rewrite = rewrite.unsafe()
         self.report(read.node, message, rewrite)
