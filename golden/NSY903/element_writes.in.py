@@ -13,3 +13,11 @@ def train(model, loader, epochs: int):
         norms[epoch] = loss.item()
         counts[epoch] += loss.detach().long()
     return losses, norms, counts
+
+
+def estimate_loss(model, batches, eval_iters: int):
+    losses = torch.zeros(eval_iters)
+    for k in range(eval_iters):
+        logits, loss = model(batches[k])
+        losses[k] = loss.item()
+    return losses.mean()

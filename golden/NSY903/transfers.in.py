@@ -13,3 +13,10 @@ def evaluate(model, loader):
         explicit = logits.to(torch.device("cpu"))
     rows = [row.cpu() for row in logits.detach().unbind(0)]
     return outputs, probs, ids, host, moved, explicit, rows
+
+
+def show(images):
+    for index in range(len(images)):
+        image = images[index].detach().cpu()
+        pixels = image.numpy()
+        yield pixels

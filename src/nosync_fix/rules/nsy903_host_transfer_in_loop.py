@@ -55,8 +55,15 @@ def _is_cpu(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
 
 
 def _has_transfer(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is already on the host: a transfer in its chain, or a name bound
+    once to one (``image = t.cpu()``, then ``image.numpy()``)."""
     while True:
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, cst.Name):
+            value = single_binding_value(analysis, expr)
+            if value is None:
+                return False
+            expr = value
+        elif isinstance(expr, cst.Call):
             if host_transfer(analysis, expr) is not None:
                 return True
             if not isinstance(expr.func, cst.Attribute):
@@ -170,8 +177,7 @@ class HostTransferInLoop(Rule):
         if not isinstance(target, cst.Subscript) or not is_host_buffer(self.analysis,
                                                                         target.value):
             return
-        read = self.analysis.host_read(value)
-        if self.analysis.kind(value) is not Kind.TENSOR and (read is None or read.how == "tolist"):
+        if self.analysis.kind(value) is not Kind.TENSOR and not self._reads_scalar(value):
             return
         if not self._in_loop(node):
             return
@@ -179,6 +185,16 @@ class HostTransferInLoop(Rule):
                           "waits for the device on every iteration: fill a tensor on the "
                           "device (`device=...`) or stack the values, and copy once after the "
                           "loop")
+
+    def _reads_scalar(self, value: cst.BaseExpression) -> bool:
+        """``t.item()``, ``float(t)``...: for a report, ``.item()`` of anything that is not
+        certainly a host value counts (``losses[k] = loss.item()`` with ``loss`` unknown)."""
+        read = self.analysis.host_read(value)
+        if read is not None:
+            return read.how != "tolist"
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            value.func.attr.value == "item" and not value.args
+            and self.analysis.kind(value.func.value) is not Kind.HOST)
 
     def _in_loop(self, node: cst.CSTNode) -> bool:
         if self.analysis.loops.enclosing_loop(node) is not None:
