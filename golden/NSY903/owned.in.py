@@ -22,3 +22,13 @@ def evaluate(model, loader, device):
         on_device[step] = logits.sum()
     final = logits.cpu()
     return preds, labels, sizes, moved, final
+
+
+def drop_path_rates(drop_path_rate: float, depths: list):
+    total = sum(depths)
+    stages = [x.tolist() for x in torch.linspace(0, drop_path_rate, total, device="cpu").split(depths)]
+    rates = [x.item() for x in torch.linspace(0, drop_path_rate, total)]
+    table = torch.arange(10)
+    for row in range(3):
+        values = table.tolist()
+    return stages, rates, values

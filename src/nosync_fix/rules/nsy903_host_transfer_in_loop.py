@@ -14,6 +14,7 @@ from .nsy902_read_feeds_shape import read_use
 
 _CPU_FACTORIES = frozenset({
     "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
+    "torch.linspace", "torch.logspace", "torch.eye",
 })
 
 
@@ -36,7 +37,52 @@ def host_transfer(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
         return None
     if analysis.kind(receiver) is not Kind.TENSOR or _has_transfer(analysis, receiver):
         return None
+    if _made_on_host(analysis, receiver, 0):
+        return None  # torch.linspace(...).tolist(): a CPU tensor, nothing to wait for
     return method
+
+
+#: Methods whose result lives where their receiver does.
+_SAME_DEVICE = frozenset({
+    "split", "unbind", "chunk", "view", "reshape", "flatten", "float", "double", "long",
+    "int", "half", "detach", "clone", "contiguous", "squeeze", "unsqueeze", "t", "round",
+})
+
+
+def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether ``expr`` is certainly a CPU tensor made here: a torch factory without a
+    device (or with ``device="cpu"``), and what is cut from it, iterated or converted."""
+    if depth > 8:
+        return False
+    if isinstance(expr, cst.Name):
+        value = single_binding_value(analysis, expr)
+        if value is None:
+            value = _iterated(analysis, expr)
+        return value is not None and _made_on_host(analysis, value, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return _made_on_host(analysis, expr.value, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return False
+    if analysis.md.qualified_names(expr.func) & _CPU_FACTORIES:
+        device = keyword_arg(expr, "device")
+        return device is None or _is_cpu(analysis, device)
+    if isinstance(expr.func, cst.Attribute) and call_name(expr) in _SAME_DEVICE:
+        return _made_on_host(analysis, expr.func.value, depth + 1)
+    return False
+
+
+def _iterated(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:
+    """The iterable of the only ``for`` (or comprehension) that binds ``name``."""
+    access = analysis.md.access(name)
+    if access is None or access.scope is None:
+        return None
+    assignments = list(access.scope.assignments[name.value])
+    if len(assignments) != 1:
+        return None
+    holder = analysis.md.parent(assignments[0].node)
+    if isinstance(holder, (cst.For, cst.CompFor)) and holder.target is assignments[0].node:
+        return holder.iter
+    return None
 
 
 def _moves_to_cpu(analysis: ModuleAnalysis, call: cst.Call) -> bool:
@@ -85,12 +131,10 @@ def is_host_buffer(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     value = single_binding_value(analysis, expr)
     if not isinstance(value, cst.Call):
         return False
-    if host_transfer(analysis, value) in ("cpu", "to"):
+    if call_name(value) == "cpu" or (call_name(value) == "to" and _moves_to_cpu(analysis,
+                                                                              value)):
         return True
-    if analysis.md.qualified_names(value.func) & _CPU_FACTORIES:
-        device = keyword_arg(value, "device")
-        return device is None or _is_cpu(analysis, device)
-    return False
+    return _made_on_host(analysis, value, 0)
 
 
 class HostTransferInLoop(Rule):
