@@ -80,13 +80,13 @@ class CastKeptOnDevice(Rule):
     - `.clone()` when `t` may change in place between the read and a use
       (`.detach()` shares storage; `.item()` was a snapshot).
 
-    The fix is safe when the dtype families are known: the read is a float and
-    the tensor it meets is floating, or the read is an int. It is unsafe when the
-    partner's dtype family is unknown (as for a `forward` argument): if `x` held
-    integers, `x / v` with a Python float gives the default float dtype, while
-    `x / v.to(x.dtype)` computes in the integer dtype (true division still gives
-    a float, but `*`, `+`, `-` truncate `v`). It is also unsafe for `t.item()` and
-    `int(t)` when `t`'s dtype family is unknown.
+    The fix is safe when the dtype families are known: a float read meeting a
+    floating tensor, an int read meeting an integer or floating one. It is
+    unsafe when the partner's dtype family is unknown (as for a `forward`
+    argument): if `x` held integers, `x * v` with a Python float gives the
+    default float dtype, while `x * v.to(x.dtype)` first truncates `v` to an
+    integer. It is also unsafe for `t.item()` and `int(t)` when `t`'s dtype
+    family is unknown.
 
     Precision: with float16/bfloat16 tensors a Python number enters the kernel in
     float32, the cast tensor in the tensor's own precision; results can differ in

@@ -94,7 +94,7 @@ class HostMathOnDevice(Rule):
     ```
 
     ## Fix safety
-    Always unsafe, for three reasons the page owes you:
+    Always unsafe, for three reasons:
 
     - Errors become values. `math.log(0.0)` and `math.sqrt(-1.0)` raise
       `ValueError`, `math.exp(1000.0)` raises `OverflowError`; `torch.log` gives

@@ -227,16 +227,17 @@ class MaskedReductionRule(Rule):
       match, an error otherwise). The dtype is kept: `where` with the Python `0`
       keeps `x`'s dtype (bool becomes int64, as `.sum()` of a selection does).
       Floating-point sums may differ in the last bits (the additions happen in
-      a different order; the zeros change nothing).
+      a different order; the zeros change nothing but the sign of a zero sum).
     - **mean** — unsafe: the masked sum is divided by the count; an empty mask
       gives `nan` as before, but a float16/bfloat16 sum can overflow to `inf`
       where the mean (accumulated in float32) did not.
     - **max/min** — unsafe, and only for floating tensors: the fill is `-inf`
-      (`+inf` for min); on an empty mask the original raises, the rewrite
-      returns the fill.
+      (`+inf` for min); when the mask selects nothing the original raises, the
+      rewrite returns the fill (an empty `x` raises in both).
     - **counts** — `len(x[mask])`, `x[mask].size(0)` and `x[mask].shape[0]` equal
       `mask.sum()` for any boolean mask; `x[mask].numel()` only when the mask has
-      `x`'s shape; `.nonzero()` counts become `torch.count_nonzero(mask)`. They are
+      `x`'s shape; `.nonzero()` counts become `mask.sum()` too (or
+      `torch.count_nonzero(mask)` when the mask is not known to be boolean). They are
       fixed only where the count meets a tensor in arithmetic, and the int64
       count replaces a Python int: exact for division (always a float) and next
       to floating tensors; next to another tensor it is cast to that tensor's
