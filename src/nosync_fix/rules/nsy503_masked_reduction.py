@@ -286,6 +286,14 @@ class MaskedReductionRule(Rule):
             self._count(found, message, torch, rewrite)
             return
         assert found.tensor is not None
+        effects = self.analysis.effects
+        if not (effects.is_pure(found.mask) or effects.is_pure(found.tensor)):
+            # x[mask] evaluates x first, torch.where(mask, x, 0) the mask first: with
+            # side effects on both sides (random numbers, a model call) the order matters.
+            self.report(found.node, message + " (no automatic fix: the tensor and the mask "
+                                              "both have side effects, whose order would "
+                                              "change)")
+            return
         same_shape = _same_shape(self.analysis, found.mask, found.tensor)
         where = f"{torch}.where"
         if found.what in ("max", "min"):
