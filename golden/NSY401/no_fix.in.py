@@ -11,3 +11,9 @@ class Checked(torch.nn.Module):
         assert y.sum().item() + 1 > 0
         if limit > 0: assert (y > 1).all()
         return y
+
+
+class Sampled(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        assert (x > 0).all() or (torch.rand_like(x) > 0.5).all()
+        return x

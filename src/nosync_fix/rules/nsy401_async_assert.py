@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..analysis import Kind
+from ..analysis import Effect, Kind
 from ..analysis.base import positional_args
 from ..rewrite import Rewrite
 from ._helpers import method_call, parenthesized, short, torch_ref
@@ -182,6 +182,8 @@ class AsyncAssert(Rule):
                 return None
             if not (left.boolean and right.boolean):
                 return None
+            if self.analysis.effects.of(expr.right) & ~Effect.READ:
+                return None  # `and` skipped the right side when the left decided; `&` won't
             operator = cst.BitAnd() if isinstance(expr.operator, cst.And) else cst.BitOr()
             return _Condition(
                 cst.BinaryOperation(parenthesized(left.expression), operator,
