@@ -197,7 +197,7 @@ class HostTransferInLoop(Rule):
     summary = "`.cpu()`, `.numpy()`, `.tolist()` or a CPU element write in a loop: copy once"
     fix_kind = "none"
     cost = "sync"
-    triggers = (".cpu(", ".numpy(", ".tolist(", ".to(", "] =", "] +=")
+    triggers = (".cpu(", ".numpy(", ".tolist(", ".to(", "]")  # "]": buffer[k] = t
 
     def visit_Call(self, node: cst.Call) -> None:
         method = host_transfer(self.analysis, node)
