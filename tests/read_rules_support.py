@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import tempfile
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from nosync_fix import fix_code
@@ -40,9 +43,15 @@ def fixed_source(source: str, code: str) -> str:
                     all_paths=True).fixed
 
 
+_SNIPPETS = Path(tempfile.mkdtemp(prefix="nosync-snippets-"))
+
+
 def _execute(source: str, optimize: int) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": "__snippet__"}
-    exec(compile(source, "<snippet>", "exec", optimize=optimize), namespace)
+    """Run ``source`` from a real file: torch.compile skips code it has no file for."""
+    path = _SNIPPETS / f"snippet_{hashlib.sha1(source.encode()).hexdigest()[:16]}.py"
+    path.write_text(source, encoding="utf-8")
+    namespace: dict[str, Any] = {"__name__": "__snippet__", "__file__": str(path)}
+    exec(compile(source, str(path), "exec", optimize=optimize), namespace)
     return namespace
 
 
