@@ -8,6 +8,6 @@ def train(model, loader, optimizer):
         loss = F.cross_entropy(logits, targets)
         aux = F.mse_loss(logits.mean(), torch.zeros(()))
         weight = loss.detach()
-        total = loss + aux * weight.to(aux.dtype)
+        total = loss + aux * weight.to(aux)
         total.backward()
         optimizer.step()

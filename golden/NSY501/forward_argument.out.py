@@ -9,4 +9,4 @@ class TemperatureScaling(torch.nn.Module):
 
     def forward(self, logits):
         temperature = self.log_temperature.exp().detach().reshape(())
-        return logits / temperature.to(logits.dtype)
+        return logits / temperature.to(logits)

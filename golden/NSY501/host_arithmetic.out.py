@@ -12,4 +12,4 @@ class Mixed(torch.nn.Module):
         l1 = F.l1_loss(pred, target)
         l2 = F.mse_loss(pred, target)
         alpha = self.alpha.detach().reshape(()).clone()
-        return alpha.to(l1.dtype) * l1 + (1 - alpha).to(l2.dtype) * l2
+        return alpha.to(l1) * l1 + (1 - alpha).to(l2) * l2

@@ -8,5 +8,5 @@ def evaluate(model, loader):
         summed = F.cross_entropy(model(inputs), targets, reduction="sum")
         valid = losses > 0
         count = valid.sum().detach()
-        mean = summed / count
+        mean = summed / count.to(summed)
         mean.backward()

@@ -8,5 +8,5 @@ def train(model, loader, optimizer):
         previous = loss.detach().clone()
         loss.mul_(0.5)
         l1 = F.l1_loss(model(inputs), targets)
-        penalty = l1 * previous.to(l1.dtype)
+        penalty = l1 * previous.to(l1)
         penalty.backward()

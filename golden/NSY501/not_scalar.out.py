@@ -7,5 +7,5 @@ def train(model, loader, scale_buffer: torch.Tensor):
     for inputs, targets in loader:
         loss = F.mse_loss(model(inputs), targets)
         factor = scale_buffer.detach().reshape(()).trunc()
-        weighted = loss * factor.to(loss.dtype)
+        weighted = loss * factor.to(loss)
         weighted.backward()

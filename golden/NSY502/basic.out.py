@@ -10,4 +10,4 @@ class Rescale(torch.nn.Module):
 
     def forward(self, x):
         scale = torch.exp(self.log_scale.detach().double().reshape(()))
-        return x * scale.to(x.dtype)
+        return x * scale.to(x)

@@ -10,7 +10,7 @@ def train(model, loader, optimizer):
         out = model(inputs)
         loss = F.mse_loss(out, targets)
         penalty = F.l1_loss(out, targets)
-        total = loss + penalty * torch.sqrt(loss.detach().double()).to(penalty.dtype)
-        damped = (1 - torch.exp(-loss.detach().double())).to(penalty.dtype) * penalty
+        total = loss + penalty * torch.sqrt(loss.detach().double()).to(penalty)
+        damped = (1 - torch.exp(-loss.detach().double())).to(penalty) * penalty
         (total + damped).backward()
         optimizer.step()

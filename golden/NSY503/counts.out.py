@@ -12,7 +12,7 @@ def train(model, loader):
         n_valid = valid.sum()
         mean = losses.sum() / n_valid
         shaped = losses.sum() / valid.sum()
-        scaled = valid.sum() * losses
+        scaled = valid.sum().to(losses) * losses
         steps = len(losses[valid])
         for _ in range(steps):
             pass

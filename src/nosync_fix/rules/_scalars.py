@@ -10,8 +10,8 @@ it replaces:
 
 * :func:`tensor_partner` finds, for one use of a value, the tensor it meets in
   arithmetic (through host arithmetic such as ``(1 - v) * x``);
-* :func:`partner_cast` casts the kept tensor to that partner's dtype where the
-  Python number would not have widened it;
+* :func:`partner_cast` casts the kept tensor to that partner's dtype (and device),
+  which the Python number would not have widened;
 * :func:`is_scalar_shaped` says when a tensor is certainly 0-dim (else the kept
   value gets ``.reshape(())``, which, like ``.item()``, fails for several elements);
 * :func:`may_be_mutated` says when a name may change in place after the read
@@ -180,30 +180,23 @@ def is_repeatable(expr: cst.BaseExpression) -> bool:
 
 
 def partner_cast(analysis: ModuleAnalysis, kept: cst.BaseExpression, partner: Partner,
-                 category: str, integral: bool = False) -> tuple[cst.BaseExpression, bool]:
-    """``kept`` (the rewritten ``partner.top``) as it must appear next to ``partner``, and
-    whether that is certainly exact.
+                 category: str) -> tuple[cst.BaseExpression, bool]:
+    """``kept`` (the rewritten ``partner.top``) as it must meet ``partner``: ``kept.to(x)``,
+    and whether that is certainly exact.
 
     ``category`` is the type of Python number the kept tensor replaces ("float" or
-    "int"); ``integral`` says whether the kept tensor itself has an integer dtype.
-    A Python ``float`` leaves a floating partner's dtype as it is, and a Python
-    ``int`` leaves an integer or floating partner's dtype: casting the kept tensor
-    to ``partner.dtype`` does the same. An integer tensor never widens a floating
-    partner, so an integral tensor next to a float needs no cast. When the
-    partner's dtype family is unknown the cast is still written, but it is exact
-    only if the partner is floating (for an integer partner Python would have
-    promoted to the default float dtype): the second value is then False.
+    "int"). A Python ``float`` leaves a floating partner's dtype as it is, and a
+    Python ``int`` leaves an integer or floating partner's dtype: casting the kept
+    tensor to the partner's dtype does the same. ``.to(x)`` also moves it to ``x``'s
+    device, where a Python number went anywhere (a no-op when it is there already).
+    When the partner's dtype family is unknown the cast is still exact if the
+    partner is floating, but not for an integer partner (Python would have promoted
+    to the default float dtype): the second value is then False.
     """
     family = dtype_family(analysis, partner.tensor)
-    if isinstance(partner.top, (cst.BinaryOperation, cst.UnaryOperation)):
-        # Host arithmetic on the way: `n / 2` turns a Python int into a float, and the
-        # kept tensor's dtype may change along the way too. Always cast, at the end.
-        integral = False
-        if _has_float_step(partner.top):
-            category = "float"
-    if integral and family == "float":
-        return kept, True
-    cast = method_call(kept, "to", cst.Attribute(partner.tensor, cst.Name("dtype")))
+    if _has_float_step(partner.top):
+        category = "float"  # host arithmetic such as `n / 2` made a float of an int
+    cast = method_call(kept, "to", partner.tensor)
     exact = family == "float" or (category == "int" and family == "int")
     return cast, exact
 
@@ -433,8 +426,6 @@ class KeptRead:
     expression: cst.BaseExpression
     #: "float" or "int": the type of Python number the read produced.
     category: str
-    #: Whether the stand-in has an integer dtype (it is a float for ``int()`` of a float).
-    integral: bool
     #: False when the stand-in is exact only on the usual inputs (the fix is unsafe).
     exact: bool
 
@@ -464,7 +455,6 @@ def kept_read(analysis: ModuleAnalysis, read: HostRead) -> KeptRead | None:
         exact = exact and family is not None
     else:
         return None
-    integral = family in ("int", "bool") and category == "int"
     expression = detached(read.tensor)
     if not is_scalar_shaped(analysis, read.tensor):
         expression = method_call(expression, "reshape", cst.Tuple([]))
@@ -472,7 +462,7 @@ def kept_read(analysis: ModuleAnalysis, read: HostRead) -> KeptRead | None:
         expression = method_call(expression, "trunc")
     elif may_be_mutated(analysis, read.tensor):
         expression = method_call(expression, "clone")
-    return KeptRead(expression, category, integral, exact)
+    return KeptRead(expression, category, exact)
 
 
 def sole_binding_uses(analysis: ModuleAnalysis, target: cst.Name) -> list[cst.Name] | None:

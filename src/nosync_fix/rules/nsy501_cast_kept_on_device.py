@@ -17,8 +17,8 @@ class CastKeptOnDevice(Rule):
     Finds a scalar read stored in a variable — `v = float(t)`, `v = int(t)`,
     `v = t.item()` — whose every use is arithmetic with a tensor (`x / v`,
     `(1 - v) * x`, `x.mul_(v)`), and keeps `v` on the device: the read becomes
-    `t.detach()`, and each use casts it to the dtype of the tensor it meets,
-    which is what the Python number did.
+    `t.detach()`, and each use casts it to the dtype (and device) of the tensor
+    it meets, which is what the Python number did.
 
     ## Why is this slow?
     The read makes the host wait for the device to finish everything queued,
@@ -57,7 +57,7 @@ class CastKeptOnDevice(Rule):
 
         def forward(self, logits):
             temperature = self.log_temperature.exp().detach().reshape(())
-            return logits / temperature.to(logits.dtype)
+            return logits / temperature.to(logits)
 
 
     scaler = TemperatureScaling()
@@ -69,10 +69,12 @@ class CastKeptOnDevice(Rule):
 
     - `.detach()`: the read also cut autograd; without it gradients would flow
       into `t`.
-    - `.to(x.dtype)` where the value meets a tensor `x`: a Python float never
-      widens a tensor's dtype (`x_f32 * 0.1` is float32), a float64 0-dim tensor
-      does (`x_f32_0dim * t_f64` is float64). The cast is left out where it
-      cannot matter (an integer tensor meeting a floating one).
+    - `.to(x)` where the value meets a tensor `x`: a Python float never widens a
+      tensor's dtype (`x_f32 * 0.1` is float32), a float64 0-dim tensor does
+      (`x_f32_0dim * t_f64` is float64); and a Python number goes with a tensor
+      on any device, a tensor must be on the other's (a 0-dim CPU tensor is the
+      exception). `.to(x)` gives `x`'s dtype and device, and does nothing when
+      the value has them already.
     - `.reshape(())` unless `t` is certainly 0-dim (a reduction, a loss): a shape
       `[1]` tensor would turn a 0-dim result into shape `[1]`; like `.item()`,
       `reshape(())` fails on a tensor of several elements.
@@ -84,14 +86,14 @@ class CastKeptOnDevice(Rule):
     floating tensor, an int read meeting an integer or floating one. It is
     unsafe when the partner's dtype family is unknown (as for a `forward`
     argument): if `x` held integers, `x * v` with a Python float gives the
-    default float dtype, while `x * v.to(x.dtype)` first truncates `v` to an
+    default float dtype, while `x * v.to(x)` first truncates `v` to an
     integer. It is also unsafe for `t.item()` and `int(t)` when `t`'s dtype
     family is unknown.
 
     Precision: with float16/bfloat16 tensors a Python number enters the kernel in
     float32, the cast tensor in the tensor's own precision; results can differ in
-    the last bit. Through host arithmetic (`(1 - v) * x` becomes `(1 - v).to(x.dtype)
-    * x`), Python computed `1 - v` in float64, the rewrite computes it in `t`'s dtype
+    the last bit. Through host arithmetic (`(1 - v) * x` becomes `(1 - v).to(x) *
+    x`), Python computed `1 - v` in float64, the rewrite computes it in `t`'s dtype
     before the cast.
 
     ## When not to apply
@@ -140,11 +142,9 @@ class CastKeptOnDevice(Rule):
             if id(partner.top) in cast_tops:
                 continue  # `(v + v) * x`: one cast for both uses
             cast_tops.add(id(partner.top))
-            new, use_exact = partner_cast(self.analysis, partner.top, partner, kept.category,
-                                          kept.integral)
+            new, use_exact = partner_cast(self.analysis, partner.top, partner, kept.category)
             exact = exact and use_exact and partner.certain
-            if new is not partner.top:
-                rewrite = rewrite.replace(partner.top, new)
+            rewrite = rewrite.replace(partner.top, new)
         if not exact:
             rewrite = rewrite.unsafe()
         self.report(read.node, message, rewrite)

@@ -87,7 +87,7 @@ class HostMathOnDevice(Rule):
 
         def forward(self, x):
             scale = torch.exp(self.log_scale.detach().double().reshape(()))
-            return x * scale.to(x.dtype)
+            return x * scale.to(x)
 
 
     print(Rescale()(torch.tensor([1.0, 2.0, 3.0])))
@@ -103,7 +103,7 @@ class HostMathOnDevice(Rule):
     - float64 on the device. `math` computes in float64; so does the rewrite
       (`.double()`), which keeps the values (and the overflow range) of the
       original, but Apple's MPS backend has no float64.
-    - The result is cast to the dtype of the tensor it meets (`.to(x.dtype)`), as
+    - The result is cast to the dtype and device of the tensor it meets (`.to(x)`), as
       the Python float was; when that tensor's dtype family is unknown and it is
       an integer tensor, the Python float would have promoted to the default
       float dtype instead.

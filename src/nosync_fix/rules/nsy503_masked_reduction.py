@@ -224,7 +224,8 @@ class MaskedReductionRule(Rule):
       `x`'s shape. With any other mask it is unsafe: `x[mask]` with a mask of
       fewer dimensions selects whole rows, while `torch.where` broadcasts the
       mask against the last dimensions (wrong numbers when the sizes happen to
-      match, an error otherwise). The dtype is kept: `where` with the Python `0`
+      match, an error otherwise), and a CPU mask can index a CUDA tensor but
+      `torch.where` needs both on one device. The dtype is kept: `where` with the Python `0`
       keeps `x`'s dtype (bool becomes int64, as `.sum()` of a selection does).
       Floating-point sums may differ in the last bits (the additions happen in
       a different order; the zeros change nothing but the sign of a zero sum).
@@ -241,8 +242,8 @@ class MaskedReductionRule(Rule):
       fixed only where the count meets a tensor in arithmetic, and the int64
       count replaces a Python int: exact for division (always a float) and next
       to floating tensors; next to another tensor it is cast to that tensor's
-      dtype (unsafe when its family is unknown). Elsewhere counts are reported
-      without a fix.
+      dtype and device (unsafe when its dtype family is unknown). Elsewhere
+      counts are reported without a fix.
 
     ## When not to apply
     When the selection is small and the full tensor huge (the masked version
@@ -350,8 +351,7 @@ class MaskedReductionRule(Rule):
                                                   "named)")
                 return
             else:
-                new, use_exact = partner_cast(self.analysis, top, partner, "int",  # type: ignore
-                                              integral=True)
+                new, use_exact = partner_cast(self.analysis, top, partner, "int")  # type: ignore
                 use_exact = use_exact and partner.certain
             exact = exact and use_exact
             rewrite = rewrite.replace(partner.top, new)
