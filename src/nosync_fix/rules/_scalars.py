@@ -138,9 +138,10 @@ def is_model_argument(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> boo
     referents = list(access.referents) if access is not None else []
     if len(referents) != 1 or not isinstance(referents[0].node, cst.Param):
         return False
-    func = analysis.md.enclosing_function(referents[0].node)
-    return func is not None and analysis.hot.hot_function_reason(func) in (
-        "in forward", "in a compiled function")
+    parameters = analysis.md.parent(referents[0].node)
+    func = analysis.md.parent(parameters) if parameters is not None else None
+    return isinstance(func, cst.FunctionDef) and analysis.hot.hot_function_reason(func) in (
+        "in forward", "in a compiled function")  # not a lambda's parameter
 
 
 def _call_partner(analysis: ModuleAnalysis, call: cst.Call, arg: cst.Arg,

@@ -42,6 +42,8 @@ class MaskedReduction:
     tensor: cst.BaseExpression | None
     #: The data-dependent part: ``x[mask]`` or ``mask.nonzero()``.
     selection: cst.BaseExpression
+    #: False when ``x`` is only presumed to be a tensor (an argument of ``forward``).
+    certain: bool = True
 
 
 def masked_reduction(analysis: ModuleAnalysis, node: cst.CSTNode) -> MaskedReduction | None:
@@ -56,11 +58,13 @@ def masked_reduction(analysis: ModuleAnalysis, node: cst.CSTNode) -> MaskedReduc
                 selected = _boolean_selection(analysis, receiver)
                 if selected is not None:
                     what = {"amax": "max", "amin": "min"}.get(method, method)
-                    return MaskedReduction(node, what, selected[1], selected[0], receiver)
+                    return MaskedReduction(node, what, selected[1], selected[0], receiver,
+                                           analysis.kind(selected[0]) is Kind.TENSOR)
             if method == "numel" and not node.args:
                 selected = _boolean_selection(analysis, receiver)
                 if selected is not None and _same_shape(analysis, selected[1], selected[0]):
-                    return MaskedReduction(node, "count", selected[1], selected[0], receiver)
+                    return MaskedReduction(node, "count", selected[1], selected[0], receiver,
+                                           analysis.kind(selected[0]) is Kind.TENSOR)
             if method == "size" and len(node.args) == 1 and _is_zero(args[0] if args else None):
                 return _count_of(analysis, node, receiver)
             if method == "item" and not node.args and isinstance(receiver, cst.Call) and (
@@ -88,7 +92,8 @@ def _count_of(analysis: ModuleAnalysis, node: cst.BaseExpression,
     """``len(sized)`` / ``sized.size(0)`` / ``sized.shape[0]`` when ``sized`` is a selection."""
     selected = _boolean_selection(analysis, sized)
     if selected is not None:
-        return MaskedReduction(node, "count", selected[1], selected[0], sized)
+        return MaskedReduction(node, "count", selected[1], selected[0], sized,
+                               analysis.kind(selected[0]) is Kind.TENSOR)
     if isinstance(sized, cst.Call) and not sized.args and call_name(sized) == "nonzero" and (
         isinstance(sized.func, cst.Attribute)
         and (analysis.kind(sized.func.value) is Kind.TENSOR
@@ -283,6 +288,8 @@ class MaskedReductionRule(Rule):
                        "the host must wait for: count with the mask instead")
         torch, rewrite = torch_ref(self.analysis, Rewrite(
             "Reduce with a mask instead of a data-dependent selection"))
+        if not found.certain:
+            rewrite = rewrite.unsafe()  # x is only presumed to be a tensor
         if found.what == "count":
             self._count(found, message, torch, rewrite)
             return
