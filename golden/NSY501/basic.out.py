@@ -1,0 +1,13 @@
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer):
+    for inputs, targets in loader:
+        logits = model(inputs)
+        loss = F.cross_entropy(logits, targets)
+        aux = F.mse_loss(logits.mean(), torch.zeros(()))
+        weight = loss.detach()
+        total = loss + aux * weight.to(aux)
+        total.backward()
+        optimizer.step()

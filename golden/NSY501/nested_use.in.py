@@ -1,0 +1,13 @@
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader):
+    for inputs, targets in loader:
+        loss = F.cross_entropy(model(inputs), targets)
+        scale = loss.item()
+
+        def closure(x):
+            return x * scale
+
+        closure(loss).backward()

@@ -1,0 +1,128 @@
+"""NSY504 equal-on-device."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis import Kind
+from ..analysis.base import positional_args
+from ..rewrite import Rewrite
+from ._helpers import method_call, short
+from ._owners import owner
+from ._scalars import TENSOR_ARITHMETIC, is_model_argument
+from .base import Rule
+
+_LOOSE = (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.IfExp, cst.Lambda,
+          cst.NamedExpr)
+
+
+class EqualOnDevice(Rule):
+    """
+    ## What it does
+    Finds `torch.equal(a, b)` and `a.equal(b)` on hot paths and, where the result
+    is only used as a truth value (the test of an `if`, `while` or conditional
+    expression) or in tensor arithmetic, replaces it with `(a == b).all()`: a bool
+    tensor that stays on the device. Other uses are reported without a fix.
+
+    ## Why is this slow?
+    `torch.equal` returns a Python bool: the host waits for the device to compare
+    every element, and `torch.compile` cannot put the result in a graph (a graph
+    break, "data dependent operator"). `(a == b).all()` is an ordinary tensor
+    operation; a branch on it can then become `torch.where` or `torch.cond`
+    (NSY101, NSY102), and arithmetic on it needs no wait at all.
+
+    ## Example
+    ```python
+    import torch
+
+    target = torch.tensor([1, 2, 3])
+    scores = torch.tensor([0.5, 0.25, 0.25])
+    for step in range(3):
+        pred = torch.tensor([1, 2, step + 1])
+        bonus = scores * torch.equal(pred, target)
+    print(bonus)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    target = torch.tensor([1, 2, 3])
+    scores = torch.tensor([0.5, 0.25, 0.25])
+    for step in range(3):
+        pred = torch.tensor([1, 2, step + 1])
+        bonus = scores * (pred == target).all()
+    print(bonus)
+    ```
+
+    ## Fix safety
+    Unsafe: `torch.equal` is False for tensors of different shapes, while `a == b`
+    broadcasts them (a shape `[1]` tensor equal to every element of the other
+    gives True) or raises when they cannot broadcast. For tensors of one shape
+    the two agree, NaN included (never equal), across dtypes (both compare the
+    values). In arithmetic the bool tensor acts as the Python bool did: a 0-dim
+    bool never widens the other operand's dtype.
+
+    Inside an `assert`, `torch.equal` is left to NSY401, which rewrites the whole
+    condition.
+
+    ## When not to apply
+    When the shapes may differ (compare `a.shape == b.shape` first, on the host:
+    shapes are known without a wait), or when the host needs the answer anyway
+    (to decide whether to save a checkpoint, for instance).
+    """
+
+    code = "NSY504"
+    name = "equal-on-device"
+    summary = "`torch.equal(a, b)` on a hot path: `(a == b).all()` stays on the device"
+    fix_kind = "unsafe"
+    cost = "sync and graph break"
+    triggers = ("equal(",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        operands = self._operands(node)
+        if operands is None:
+            return
+        found = owner(self.analysis, node)
+        if found == "NSY401":
+            return
+        message = (f"`{short(node)}` waits for the device and breaks a compiled graph: "
+                   "compare with `(a == b).all()` on the device")
+        if found != "NSY101" and not self._in_arithmetic(node):
+            self.report(node, message + " (no automatic fix: the result is used as a Python "
+                                        "bool here)")
+            return
+        left, right = (_loose(o) for o in operands)
+        equal = cst.Comparison(left, [cst.ComparisonTarget(cst.Equal(), right)])
+        new = method_call(equal, "all")
+        rewrite = Rewrite("Compare on the device with `(a == b).all()`").unsafe()
+        self.report(node, message, rewrite.replace(node, new))
+
+    def _operands(self, node: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+        args = positional_args(node)
+        if len(node.args) == 2 and len(args) == 2 and (
+            "torch.equal" in self.md.qualified_names(node.func)
+        ):
+            return args[0], args[1]
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "equal" and (
+            len(node.args) == 1 and len(args) == 1
+        ) and (self.analysis.kind(func.value) is Kind.TENSOR
+               or is_model_argument(self.analysis, func.value)):
+            return func.value, args[0]
+        return None
+
+    def _in_arithmetic(self, node: cst.Call) -> bool:
+        parent = self.md.parent(node)
+        if not isinstance(parent, cst.BinaryOperation) or not isinstance(parent.operator,
+                                                                         TENSOR_ARITHMETIC):
+            return False
+        other = parent.right if parent.left is node else parent.left
+        return self.analysis.kind(other) is Kind.TENSOR
+
+
+def _loose(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` in parentheses when it binds more loosely than ``==``."""
+    if isinstance(expr, _LOOSE) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
