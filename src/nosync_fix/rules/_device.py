@@ -104,7 +104,7 @@ def _name_family(analysis: ModuleAnalysis, name: cst.Name, seen: frozenset[int])
     access = analysis.md.access(name)
     if access is None:
         return None
-    referents = list(access.referents)
+    referents = _reaching(analysis, name, list(access.referents))
     if not referents:
         return None
     families = set()
@@ -120,6 +120,13 @@ def _name_family(analysis: ModuleAnalysis, name: cst.Name, seen: frozenset[int])
     if _has_backward(analysis, name):
         return "float"  # only floating tensors have gradients
     return None
+
+
+def _reaching(analysis: ModuleAnalysis, name: cst.Name, referents: list) -> list:  # type: ignore[type-arg]
+    """The bindings that can reach ``name`` (a plain assignment before it hides older ones)."""
+    if len(referents) <= 1:
+        return referents
+    return analysis.tensors._reaching(name, referents)
 
 
 def _bound_value(analysis: ModuleAnalysis, target: cst.Name) -> cst.BaseExpression | None:
@@ -180,6 +187,10 @@ def _operand_family(analysis: ModuleAnalysis, operand: cst.BaseExpression,
 def _call_family(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int]) -> str | None:
     func = call.func
     qnames = analysis.md.qualified_names(func)
+    dtype = next((a.value for a in call.args if a.keyword is not None
+                  and a.keyword.value == "dtype"), None)
+    if dtype is not None and analysis.kind(call) is Kind.TENSOR:
+        return _DTYPE_FAMILIES.get(next(iter(analysis.md.qualified_names(dtype)), ""))
     if qnames & _INT64_TORCH:
         return "int"
     if qnames & _FLOAT_TORCH:
@@ -201,6 +212,15 @@ def _call_family(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int])
     if _is_loss_module_call(analysis, call):
         return "float"
     return None
+
+
+_DTYPE_FAMILIES = {
+    **{f"torch.{n}": "float" for n in ("float", "float32", "double", "float64", "half",
+                                        "float16", "bfloat16")},
+    **{f"torch.{n}": "int" for n in ("long", "int64", "int", "int32", "short", "int16",
+                                      "int8", "uint8")},
+    "torch.bool": "bool",
+}
 
 
 def _has_dtype_argument(call: cst.Call) -> bool:
@@ -253,7 +273,7 @@ def is_int64(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
         access = analysis.md.access(expr)
         if access is None or not access.referents:
             return False
-        for referent in access.referents:
+        for referent in _reaching(analysis, expr, list(access.referents)):
             if not isinstance(referent, Assignment) or not isinstance(referent.node, cst.Name):
                 return False
             value = _bound_value(analysis, referent.node)

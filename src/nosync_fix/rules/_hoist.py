@@ -65,7 +65,24 @@ def host_uses(md: Metadata, name: str, scope: Scope, loop: Loop,
         else:
             uses.after_loop = True
     exposed = exception_exposure(md, name, [r.node for r in references.values()], loop)
-    return exposed if exposed is not None else uses
+    if exposed is not None:
+        return exposed
+    uses.before = [w for w in uses.before
+                   if not any(other is not w and _dominates(md, other, w) for other in uses.before)]
+    return uses
+
+
+def _dominates(md: Metadata, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Whether ``first`` always runs before ``later`` in the same turn: it is an earlier
+    statement of a block that holds ``later``."""
+    block = md.parent(first)
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    body = list(block.body)
+    current: cst.CSTNode | None = later
+    while current is not None and md.parent(current) is not block:
+        current = md.parent(current)
+    return current is not None and body.index(first) < body.index(current)
 
 
 def exception_exposure(md: Metadata, name: str, uses: Sequence[cst.CSTNode],
