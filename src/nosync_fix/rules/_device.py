@@ -310,10 +310,10 @@ def is_fresh(analysis: ModuleAnalysis, expr: cst.BaseExpression, at: cst.CSTNode
             return True
         if _is_loss_module_call(analysis, expr):
             return True
-        if isinstance(func, cst.Attribute) and analysis.kind(func.value) is Kind.TENSOR:
+        if isinstance(func, cst.Attribute) and analysis.kind(func.value) is not Kind.HOST:
             method = func.attr.value
             if method in _FRESH_METHODS:
-                return True
+                return True  # a tensor method that allocates its result
             if method in _ALIASING_METHODS:
                 return is_fresh(analysis, func.value, at, loop)
         return False

@@ -48,7 +48,7 @@ def host_uses(md: Metadata, name: str, scope: Scope, loop: Loop,
     references = {id(r): r for a in scope.assignments[name] for r in a.references}
     for access in references.values():
         use = access.node
-        if access.scope is not scope and not _runs_inline(access.scope, scope):
+        if access.scope is not scope and not runs_inline(access.scope, scope):
             return f"`{name}` is used in a nested function"
         if any(holder is use or md.is_ancestor(holder, use) for holder in device_statements):
             continue
@@ -135,7 +135,7 @@ def _suppresses(md: Metadata, statement: cst.With) -> bool:
     return False
 
 
-def _runs_inline(inner: Scope | None, scope: Scope) -> bool:
+def runs_inline(inner: Scope | None, scope: Scope) -> bool:
     """A list, set or dict comprehension runs where it stands; a generator runs later."""
     while isinstance(inner, ComprehensionScope):
         if isinstance(inner.node, cst.GeneratorExp):
