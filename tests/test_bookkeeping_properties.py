@@ -46,6 +46,8 @@ def _fixed(source: str, code: str, applicability: str = "safe") -> tuple[dict, d
     assert result.fixed != source, f"the fixer left the template unchanged:\n{source}"
     kinds = {f.fix.applicability.value for f in result.applied if f.fix is not None}
     assert kinds == {applicability}, (kinds, result.fixed)
+    left = [f"{f.line}: {f.message}" for f in result.findings if f.code == code]
+    assert not left, f"findings left unfixed in the template: {left}"
     before: dict = {}
     after: dict = {}
     exec(compile(source, "<original>", "exec"), before)
@@ -53,27 +55,29 @@ def _fixed(source: str, code: str, applicability: str = "safe") -> tuple[dict, d
     return before, after
 
 
-def assert_same(before, after, tolerance: float = 0.0, where: str = "result") -> None:
-    """Equal in value and type, recursively; floats within ``tolerance`` (relative)."""
+def assert_same(before, after, tolerance: float = 0.0, where: str = "result",
+                scale: float = 1.0) -> None:
+    """Equal in value and type, recursively; floats within ``tolerance``, relative to the
+    larger of the value and ``scale`` (the size of the terms summed)."""
     assert type(after) is type(before), f"{where}: {type(before).__name__} became " \
                                         f"{type(after).__name__} ({before!r} vs {after!r})"
     if isinstance(before, float):
         if math.isnan(before):
             assert math.isnan(after), f"{where}: {before} != {after}"
         elif tolerance:
-            assert math.isclose(after, before, rel_tol=tolerance, abs_tol=tolerance), (
-                f"{where}: {before} != {after}")
+            assert math.isclose(after, before, rel_tol=tolerance,
+                                abs_tol=tolerance * scale), f"{where}: {before} != {after}"
         else:
             assert after == before and math.copysign(1, after) == math.copysign(1, before), (
                 f"{where}: {before!r} != {after!r}")
     elif isinstance(before, (list, tuple)):
         assert len(after) == len(before), f"{where}: {len(before)} != {len(after)} elements"
         for i, (b, a) in enumerate(zip(before, after, strict=True)):
-            assert_same(b, a, tolerance, f"{where}[{i}]")
+            assert_same(b, a, tolerance, f"{where}[{i}]", scale)
     elif isinstance(before, dict):
         assert after.keys() == before.keys(), f"{where}: keys differ"
         for key in before:
-            assert_same(before[key], after[key], tolerance, f"{where}[{key!r}]")
+            assert_same(before[key], after[key], tolerance, f"{where}[{key!r}]", scale)
     elif np is not None and isinstance(before, np.ndarray):
         assert (after.dtype, after.shape) == (before.dtype, before.shape), where
         assert np.array_equal(after, before, equal_nan=True), where
@@ -170,7 +174,9 @@ def test_nsy201_int_start(data, dtype) -> None:
     values = [v for v, _ in data]
     counts = [c for _, c in data]
     expected = before["run"](values, _dtype(dtype), counts)
-    assert_same(expected, after["run"](values, _dtype(dtype), counts), tolerance=1e-5)
+    scale = sum(abs(x) for v in values for x in v) + 1
+    assert_same(expected, after["run"](values, _dtype(dtype), counts), tolerance=1e-6,
+                scale=scale * len(values))
 
 
 PERIODIC = """
@@ -200,8 +206,9 @@ def test_nsy201_periodic_print_and_reset(values, every) -> None:
     log_after: list = []
     expected = before["run"](values, every, log_before)
     got = after["run"](values, every, log_after)
-    assert_same(expected, got, tolerance=1e-5)
-    assert_same(log_before, log_after, tolerance=1e-5, where="log")
+    scale = (sum(abs(v) for v in values) + 1) * len(values)
+    assert_same(expected, got, tolerance=1e-6, scale=scale)
+    assert_same(log_before, log_after, tolerance=1e-6, where="log", scale=scale)
 
 
 NESTED = """
@@ -394,3 +401,63 @@ def test_assert_same_tells_types_apart() -> None:
     with pytest.raises(AssertionError):
         assert_same(0.0, -0.0)
     assert_same([1.0, {"a": (2, torch.ones(1))}], [1.0, {"a": (2, torch.ones(1))}])
+
+
+# -- NSY203 running-extreme-on-device --------------------------------------------------------
+
+EXTREMES = """
+import math
+import torch
+
+def run(values, dtype):
+    low = float("inf")
+    high = -math.inf
+    first_low = float("inf")
+    first_high = 0.0
+    if_low = float("inf")
+    if_high = -float("inf")
+    for v in values:
+        t = torch.tensor(v, dtype=dtype)
+        t = t.float()
+        low = min(low, t.item())
+        high = max(high, t.item())
+        first_low = min(t.item(), first_low)
+        first_high = max(t.item(), first_high)
+        if t < if_low:
+            if_low = t.item()
+        if if_high <= float(t):
+            if_high = float(t)
+    return low, high, first_low, first_high, if_low, if_high
+"""
+
+SPECIAL = st.sampled_from([float("nan"), 0.0, -0.0, float("inf"), -float("inf"), 1.5, -1.5])
+
+
+@settings(max_examples=120, deadline=None)
+@given(values=st.lists(st.one_of(FLOATS, SPECIAL), max_size=10), dtype=FLOAT_DTYPES)
+def test_nsy203_extremes_follow_python_exactly(values, dtype) -> None:
+    before, after = _fixed(EXTREMES, "NSY203")
+    dtype = _dtype(dtype)
+    assert_same(before["run"](values, dtype), after["run"](values, dtype))
+
+
+INT_EXTREMES = """
+import torch
+
+def run(rows):
+    top = 0
+    bottom = 0
+    for row in rows:
+        pred = torch.argmax(torch.tensor(row, dtype=torch.float32))
+        top = max(top, pred.item())
+        if int(pred) < bottom:
+            bottom = int(pred)
+    return top, bottom
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(FLOATS, min_size=1, max_size=5), max_size=8))
+def test_nsy203_integer_extremes(rows) -> None:
+    before, after = _fixed(INT_EXTREMES, "NSY203")
+    assert_same(before["run"](rows), after["run"](rows))
