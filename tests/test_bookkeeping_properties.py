@@ -84,7 +84,8 @@ def assert_same(before, after, tolerance: float = 0.0, where: str = "result",
     elif isinstance(before, torch.Tensor):
         assert (after.dtype, after.shape, after.device, after.requires_grad) == (
             before.dtype, before.shape, before.device, before.requires_grad), where
-        assert torch.equal(after, before) or torch.allclose(after, before, equal_nan=True), where
+        torch.testing.assert_close(after, before, rtol=tolerance, atol=tolerance * scale,
+                                   equal_nan=True, msg=where)
     else:
         assert after == before, f"{where}: {before!r} != {after!r}"
 
@@ -461,3 +462,30 @@ def run(rows):
 def test_nsy203_integer_extremes(rows) -> None:
     before, after = _fixed(INT_EXTREMES, "NSY203")
     assert_same(before["run"](rows), after["run"](rows))
+
+
+# -- NSY204 stop-gradient-read ---------------------------------------------------------------
+
+NORMALIZE = """
+import torch
+
+def run(batches, dtype):
+    out = []
+    for batch in batches:
+        x = torch.tensor(batch, dtype=dtype, requires_grad=True)
+        y = x - x.mean().item()
+        y = y / y.abs().max().item()
+        z = y * y.std().item()
+        z.sum().backward()
+        out.append((z.detach(), x.grad))
+    return out
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=st.lists(st.lists(FLOATS, min_size=2, max_size=6), max_size=4),
+       dtype=st.sampled_from(["float16", "bfloat16", "float32", "float64"]))
+def test_nsy204_same_tensor_is_exact_values_and_gradients(batches, dtype) -> None:
+    before, after = _fixed(NORMALIZE, "NSY204")
+    dtype = _dtype(dtype)
+    assert_same(before["run"](batches, dtype), after["run"](batches, dtype))

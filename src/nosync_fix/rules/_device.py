@@ -165,7 +165,7 @@ def _binary_family(analysis: ModuleAnalysis, expr: cst.BinaryOperation,
         return "float"
     sides = [_operand_family(analysis, side, seen) for side in (expr.left, expr.right)]
     if "float" in sides:
-        return "float"
+        return "float"  # a float tensor with any number stays floating
     if None in sides:
         return None
     if isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and sides == ["bool"] * 2:
@@ -180,7 +180,7 @@ def _operand_family(analysis: ModuleAnalysis, operand: cst.BaseExpression,
     if isinstance(operand, cst.Integer):
         return "int"
     if analysis.kind(operand) is not Kind.TENSOR:
-        return None
+        return None  # a host number of unknown type (it keeps a float tensor floating)
     return dtype_family(analysis, operand, seen)
 
 
