@@ -241,6 +241,35 @@ def test_nsy201_nested_loops_and_json(epochs) -> None:
     assert log_before == log_after  # small integers: float32 sums are exact
 
 
+TWO_LOOPS = """
+import torch
+
+def run(floats, counts):
+    total = 0
+    correct, seen = 0, 0
+    for t in floats:
+        t = torch.tensor(t, dtype=torch.float32)
+        total += t.mean().item()
+    for c in counts:
+        c = torch.tensor(c, dtype=torch.int64)
+        total += int(c.sum())
+        correct += (c > 0).sum().item()
+        seen += len(c)
+    total /= 2
+    return total, correct, seen
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(floats=st.lists(st.lists(st.integers(-50, 50), min_size=1, max_size=3), max_size=5),
+       counts=st.lists(st.lists(st.integers(-50, 50), min_size=1, max_size=3), max_size=5))
+def test_nsy201_two_loops_tuple_start_and_division_after(floats, counts) -> None:
+    before, after = _fixed(TWO_LOOPS, "NSY201")
+    scale = sum(abs(v) for row in floats + counts for v in row) + 1
+    assert_same(before["run"](floats, counts), after["run"](floats, counts), tolerance=1e-6,
+                scale=scale)
+
+
 # -- NSY202 collect-on-device ----------------------------------------------------------------
 
 COLLECT_ITEMS = """

@@ -195,7 +195,9 @@ def _call_family(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int])
         return "int"
     if qnames & _FLOAT_TORCH:
         return "float"
-    if isinstance(func, cst.Attribute) and analysis.kind(func.value) is Kind.TENSOR:
+    # The rules ask only about values they treat as tensors (certainly, or plausibly for
+    # an unsafe fix), so a method's receiver is taken to be one unless it is a host value.
+    if isinstance(func, cst.Attribute) and analysis.kind(func.value) is not Kind.HOST:
         method = func.attr.value
         if method in _FLOAT_METHODS:
             return "float"
@@ -242,6 +244,10 @@ def _is_loss_module_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
         if not isinstance(referent, Assignment) or not isinstance(referent.node, cst.Name):
             return False
         value = _bound_value(analysis, referent.node)
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            value.func.attr.value in ("to", "cuda", "cpu", "train", "eval")
+        ):
+            value = value.func.value  # `nn.CrossEntropyLoss().to(device)`
         if not isinstance(value, cst.Call):
             return False
         if not any(q.startswith("torch.nn.") and q.endswith("Loss")
@@ -259,7 +265,7 @@ def is_int64(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
         if "torch.sum" in qnames and len(expr.args) == 1:
             return dtype_family(analysis, expr.args[0].value) in ("int", "bool")
         func = expr.func
-        if isinstance(func, cst.Attribute) and analysis.kind(func.value) is Kind.TENSOR:
+        if isinstance(func, cst.Attribute) and analysis.kind(func.value) is not Kind.HOST:
             method = func.attr.value
             if method in _INT64_METHODS:
                 return True

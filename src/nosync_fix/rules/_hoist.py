@@ -261,6 +261,32 @@ def binding_statement(md: Metadata, target: cst.Name) -> cst.CSTNode | None:
     return None
 
 
+def unpacked_value(md: Metadata, target: cst.Name) -> cst.BaseExpression | None:
+    """In ``a, b = 0, 0.0``: the value that ``target`` receives (``0`` for ``a``), or None."""
+    element = md.parent(target)
+    targets = md.parent(element) if isinstance(element, cst.Element) else None
+    holder = md.parent(targets) if isinstance(targets, (cst.Tuple, cst.List)) else None
+    assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    values = assign.value
+    if not isinstance(values, (cst.Tuple, cst.List)) or len(values.elements) != len(
+        targets.elements  # type: ignore[union-attr]
+    ) or any(isinstance(e, cst.StarredElement) for e in (*values.elements,
+                                                          *targets.elements)):  # type: ignore[union-attr]
+        return None
+    index = next(i for i, e in enumerate(targets.elements) if e is element)  # type: ignore[union-attr]
+    return values.elements[index].value
+
+
+def after_loop(md: Metadata, node: cst.CSTNode, loop: Loop,
+               enclosing_loops: Sequence[cst.CSTNode]) -> bool:
+    """Whether ``node`` comes after ``loop`` and runs only once it has finished for good:
+    not inside it, nor in a loop around it (whose next turn would run the loop again)."""
+    return (md.position(node)[0] > md.position(loop)[2]
+            and not any(md.is_ancestor(outer, node) for outer in enclosing_loops))
+
+
 def _conditional_statement(md: Metadata, use: cst.CSTNode, loop: Loop) -> cst.BaseStatement | None:
     """The statement before which to convert, when ``use`` runs only on some steps."""
     where = md.statement_of(use)

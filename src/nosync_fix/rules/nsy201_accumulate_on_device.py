@@ -13,12 +13,14 @@ from ._device import dtype_family, is_fresh, is_int64
 from ._helpers import detached, method_call, short
 from ._hoist import (
     add_conversions,
+    after_loop,
     binding_statement,
     host_uses,
     is_conversion,
     number_conversion,
     numeric_type,
     python_number_type,
+    unpacked_value,
 )
 from .base import Rule
 
@@ -198,6 +200,13 @@ class AccumulateOnDevice(Rule):
         statement_node = self.md.statement_of(node)
         what = short(node)
         if not isinstance(target, cst.Name) or statement_node is None:
+            base = target.value if isinstance(target, (cst.Subscript, cst.Attribute)) else target
+            if self.analysis.kind(base) is Kind.TENSOR and isinstance(node, cst.AugAssign):
+                plan = self._tensor_accumulator(short(target), [_Accumulation(node, increment,
+                                                                               reads)])
+                self.report(node, f"`{what}` reads the device every step to add to a tensor; "
+                                  "add the detached value instead", plan.rewrite)
+                return
             self.report(node, f"`{what}` reads the device every step; keep the sum in a "
                               "tensor and read it once after the loop (no automatic fix: "
                               "the accumulator is not a local variable)")
@@ -230,46 +239,69 @@ class AccumulateOnDevice(Rule):
         if not assignments or not all(isinstance(a, Assignment) for a in assignments):
             return _Plan(None, f"`{name}` is not a plain local variable")
         accumulations: list[_Accumulation] = []
+        increments: list[cst.BaseExpression] = []  # everything ever added, in any loop
         literals: list[cst.BaseExpression] = []
+        tensors: list[cst.CSTNode] = []
+        read_after = False
+        enclosing = self.analysis.loops.enclosing_loops(loop)
         for assignment in assignments:
             node = assignment.node
             if not isinstance(node, cst.Name):
                 return _Plan(None, f"`{name}` is also bound by a parameter or definition")
             holder = binding_statement(self.md, node)
             if holder is None:
+                value = unpacked_value(self.md, node)
+                if value is not None and numeric_type(value) is not None:
+                    literals.append(value)  # `correct, total = 0, 0`
+                    continue
                 return _Plan(None, f"`{name}` is also bound in an unpacking, loop or with")
             kind, increment = _accumulation_kind(holder, name)
             if kind == "accumulate" and increment is not None:
+                increments.append(increment)
                 if not self.md.is_ancestor(loop.body, holder):
-                    continue  # summed in another loop: that loop's own plan
+                    continue  # summed elsewhere: that code's own plan
                 reads = self._reads(increment)
                 if not self._device_compatible(increment, reads):
                     return _Plan(None, "the summed expression needs host values")
                 accumulations.append(_Accumulation(holder, increment, reads))
             elif kind == "literal":
                 literals.append(holder.value)  # type: ignore[attr-defined]
-            elif kind != "conversion":
+            elif kind == "conversion":
+                continue
+            elif after_loop(self.md, holder, loop, enclosing):
+                # `test_loss /= len(dataset)` after the loop: a host use of the number.
+                read_after = read_after or isinstance(holder, cst.AugAssign)
+            elif isinstance(holder, (cst.Assign, cst.AnnAssign)) and holder.value is not None \
+                    and self.analysis.kind(holder.value) is Kind.TENSOR:
+                tensors.append(holder)  # `total = torch.zeros((), device=device)`
+            else:
                 return _Plan(None, f"`{name}` is also assigned a value that is not a number")
         reads = [r for a in accumulations for r in a.reads]
         if not reads:
             return _Plan(None, "no read to move")
-        if not literals:
+        if tensors and not literals:
+            return self._tensor_accumulator(name, accumulations)
+        if tensors or not literals:
             return _Plan(None, f"`{name}` does not start as a number literal")
 
-        increment_types = [self._increment_type(a.increment) for a in accumulations]
+        increment_types = [self._increment_type(i) for i in increments]
         if "power" in increment_types:
             return _Plan(None, "an integer power may be a fraction in Python but not on the "
                                "device")
         literal_types = [numeric_type(v) for v in literals]
         float_sum = all(t == "float" for t in literal_types)
+        # In this loop the sum lives on the device: an int64 tensor cannot take a float in
+        # place. (Sums made elsewhere reach it as Python numbers.)
         in_place = any(isinstance(a.holder, cst.AugAssign) for a in accumulations)
-        if not float_sum and in_place and {"int", "float"} <= set(increment_types):
+        here = {self._increment_type(a.increment) for a in accumulations}
+        if not float_sum and in_place and {"int", "float"} <= here:
             return _Plan(None, f"`{name}` adds integers and floats in place, which an integer "
                                "tensor cannot hold")
 
         uses = host_uses(self.md, name, scope, loop, [a.holder for a in accumulations])
         if isinstance(uses, str):
             return _Plan(None, uses)
+        uses.after_loop = uses.after_loop or read_after
         dtype_unknown = not float_sum and None in increment_types
         message = f"Accumulate `{name}` on the device; read it once where the host needs it"
         if dtype_unknown:
@@ -284,6 +316,18 @@ class AccumulateOnDevice(Rule):
         kind = python_number_type(literal_types, increment_types)  # type: ignore[arg-type]
         conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
         return _Plan(add_conversions(rewrite, uses, loop, conversion))
+
+    def _tensor_accumulator(self, name: str, accumulations: list[_Accumulation]) -> _Plan:
+        """The accumulator is a tensor already: only the reads have to go (unsafe: the
+        value then keeps its own dtype and device, where a Python number adopts the
+        accumulator's)."""
+        rewrite = Rewrite(f"`{name}` is already a tensor: add the detached value instead of "
+                          "a Python number (unsafe: the value's dtype and device must suit "
+                          f"`{name}`)").unsafe()
+        for accumulation in accumulations:
+            for read in accumulation.reads:
+                rewrite = rewrite.replace(read.node, detached(read.tensor))
+        return _Plan(rewrite)
 
     def _read_type(self, read: HostRead) -> str | None:
         """The type of Python number a read gives: "float", "int", or None when unknown."""

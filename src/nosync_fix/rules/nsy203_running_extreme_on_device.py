@@ -13,11 +13,13 @@ from ._device import dtype_family, float_literal_exact, int_literal_small, liter
 from ._helpers import code_of, detached, method_call, short, torch_ref
 from ._hoist import (
     add_conversions,
+    after_loop,
     binding_statement,
     host_uses,
     is_conversion,
     number_conversion,
     numeric_type,
+    unpacked_value,
 )
 from .base import Rule
 
@@ -224,15 +226,16 @@ class RunningExtremeOnDevice(Rule):
             return "cannot resolve the variable's scope"
         updates: list[_Update] = []
         literals: list[cst.BaseExpression] = []
+        read_after = False
+        enclosing = self.analysis.loops.enclosing_loops(loop)
         for assignment in scope.assignments[name]:
             if not isinstance(assignment, Assignment) or not isinstance(assignment.node,
                                                                         cst.Name):
                 return f"`{name}` is not a plain local variable"
             holder = binding_statement(self.md, assignment.node)
-            if holder is None:
-                return f"`{name}` is also bound in an unpacking, loop or with"
-            value = getattr(holder, "value", None)
-            update = self._update_of(holder, name)
+            value = (getattr(holder, "value", None) if holder is not None
+                     else unpacked_value(self.md, assignment.node))
+            update = self._update_of(holder, name) if holder is not None else None
             if update is not None and self.md.is_ancestor(loop.body, update.node):
                 if self.analysis.loops.enclosing_loop(update.node) is not loop:
                     return f"`{name}` is updated in nested loops"
@@ -243,6 +246,8 @@ class RunningExtremeOnDevice(Rule):
                 continue
             elif isinstance(value, cst.Name) and value.value == "None":
                 return f"`{name}` starts as None"
+            elif holder is not None and after_loop(self.md, holder, loop, enclosing):
+                read_after = read_after or isinstance(holder, cst.AugAssign)
             else:
                 return f"`{name}` is also assigned a value that is not a number"
         if not updates:
@@ -254,6 +259,7 @@ class RunningExtremeOnDevice(Rule):
         uses = host_uses(self.md, name, scope, loop, [u.node for u in updates])
         if isinstance(uses, str):
             return uses
+        uses.after_loop = uses.after_loop or read_after
 
         kind, why_unsafe = self._number_type(name, literals, updates)
         message = f"Keep `{name}` on the device with torch.where; read it once"
