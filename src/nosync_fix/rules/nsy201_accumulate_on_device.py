@@ -123,6 +123,12 @@ class AccumulateOnDevice(Rule):
     tensors, and JSON or `torch.save` receive tensors. Check the meter class
     before accepting the fix.
 
+    An accumulator that is already a tensor (`total = torch.zeros((), device=d)`,
+    `buf[0] += loss.item()`) only loses the read: `total += loss.detach()`. That
+    fix is unsafe because a Python number takes the accumulator's dtype and
+    device, while a tensor must match them (a CPU accumulator and a CUDA value
+    fail; a float64 value added to a float32 accumulator rounds differently).
+
     `.detach()` is always added: `.item()` also cut autograd, and a tensor
     accumulator without it would keep every step's graph alive.
 
