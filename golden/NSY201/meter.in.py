@@ -31,3 +31,10 @@ def train(model, loader, optimizer, stats, pbar):
         pbar.update(int((target > 0).sum()))
         losses.update(output[0, 0].item())
     print(losses.sum / losses.count)
+
+
+def not_meters(model, loader, parameter, stats):
+    for x in loader:
+        loss = model(x).sum()
+        parameter.update(loss.item())
+        stats.update(loss.item())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -399,7 +400,8 @@ class AccumulateOnDevice(Rule):
         name that says meter."""
         text = (self.md.code(receiver) if isinstance(receiver, (cst.Name, cst.Attribute))
                 else "")
-        if "meter" in text.rsplit(".", 1)[-1].lower():
+        words = re.findall(r"[a-z]+|[A-Z][a-z]*", text.rsplit(".", 1)[-1])
+        if {w.lower() for w in words} & {"meter", "meters"}:  # `loss_meter`, not `parameter`
             return True
         if not isinstance(receiver, cst.Name):
             return False

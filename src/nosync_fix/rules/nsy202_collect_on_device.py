@@ -112,7 +112,10 @@ class CollectOnDevice(Rule):
 
     Safe when the value is certainly a tensor; unsafe when it is only likely to
     be one, and for `.cpu()` without `.detach()`: the original list holds tensors
-    that may require grad, the fixed one holds detached tensors.
+    that may require grad, the fixed one holds detached tensors. On the CPU,
+    `.cpu()` and `.numpy()` return the tensor's own memory, so later in-place
+    changes to it show in the original list; the fixed list holds copies, as it
+    does on an accelerator, where `.cpu()` copies too.
 
     ## When not to apply
     The tensors stay on the device until the loop ends: one small tensor per
