@@ -179,7 +179,7 @@ def _operand_family(analysis: ModuleAnalysis, operand: cst.BaseExpression,
         return "float"
     if isinstance(operand, cst.Integer):
         return "int"
-    if analysis.kind(operand) is not Kind.TENSOR:
+    if analysis.kind(operand) is Kind.HOST:
         return None  # a host number of unknown type (it keeps a float tensor floating)
     return dtype_family(analysis, operand, seen)
 
