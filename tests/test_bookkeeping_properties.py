@@ -291,7 +291,7 @@ def run(values, dtypes, shapes, prior):
 
 @settings(max_examples=80, deadline=None)
 @given(data=st.lists(st.tuples(FLOATS, st.sampled_from(
-    ["float16", "float32", "float64", "int64", "int32", "bool"]),
+    ["float16", "bfloat16", "float32", "float64", "int64", "int32", "bool"]),
     st.sampled_from([(), (1,), (1, 1)])), max_size=10),
     prior=st.lists(st.one_of(FLOATS, st.integers(-5, 5)), max_size=3),
     uniform=st.booleans())
