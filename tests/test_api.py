@@ -101,16 +101,24 @@ def test_overlapping_rewrites_wait_for_the_next_pass() -> None:
     assert module.code == "a = h(0)\n"
 
 
-def test_a_rewrite_that_does_not_compile_is_never_returned(monkeypatch) -> None:
-    from nosync_fix.rules import nsy201_accumulate_on_device as rule
+def test_a_rewrite_that_does_not_compile_is_never_returned() -> None:
+    from nosync_fix.rules import Rule
 
-    monkeypatch.setattr(rule, "read_as_tensor",
-                        lambda read, analysis, float64=False: cst.parse_expression("(yield)"))
-    result = process_source(SOURCE.replace("def train", "async def train"), "t.py",
-                            Settings(), fix=True)
+    class YieldEverywhere(Rule):
+        """A deliberately broken rule: `yield` is not allowed at module level."""
+
+        code = "NSY999"
+        hot_paths_only = False
+
+        def visit_Integer(self, node: cst.Integer) -> None:
+            self.report(node, "broken", Rewrite("broken").replace(
+                node, cst.parse_expression("(yield)")))
+
+    source = "x = 1\n"
+    result = process_source(source, "t.py", Settings(), fix=True, rules=[YieldEverywhere])
     assert result.error is not None and result.error.kind == "internal"
     assert "does not compile" in result.error.message
-    assert result.fixed == result.original
+    assert result.fixed == result.original == source
 
 
 def test_internal_errors_are_contained(monkeypatch) -> None:

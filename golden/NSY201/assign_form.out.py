@@ -4,7 +4,7 @@ import torch
 def sum_losses(losses: list[torch.Tensor]) -> float:
     acc = 0.0
     for loss in losses:
-        acc = acc + loss.detach()
+        acc = acc + loss.detach().float()
     acc = float(acc)
     return acc
 
@@ -13,6 +13,6 @@ def sum_scaled(batches):
     acc = 0.0
     for t in batches:
         t = torch.as_tensor(t)
-        acc = 2 * t.mean().detach() + acc
+        acc = 2 * t.mean().detach().float() + acc
     acc = float(acc)
     return acc

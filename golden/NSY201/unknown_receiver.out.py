@@ -8,6 +8,6 @@ def train(model, loader, optimizer, scheduler):
         out = model(**batch)
         out.loss.backward()
         optimizer.step()
-        total += out.loss.detach()
+        total += out.loss.detach().float()
     total = float(total)
     return {"train_loss": total}

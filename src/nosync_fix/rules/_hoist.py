@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata.scope_provider import Scope
+from libcst.metadata.scope_provider import ComprehensionScope, Scope
 
 from ..analysis import HostRead, ModuleAnalysis
 from ..analysis.base import Metadata
@@ -48,7 +48,7 @@ def host_uses(md: Metadata, name: str, scope: Scope, loop: Loop,
     references = {id(r): r for a in scope.assignments[name] for r in a.references}
     for access in references.values():
         use = access.node
-        if access.scope is not scope:
+        if access.scope is not scope and not runs_inline(access.scope, scope):
             return f"`{name}` is used in a nested function"
         if any(holder is use or md.is_ancestor(holder, use) for holder in device_statements):
             continue
@@ -64,7 +64,84 @@ def host_uses(md: Metadata, name: str, scope: Scope, loop: Loop,
             return f"`{name}` is read in the loop header or `else:`"
         else:
             uses.after_loop = True
+    exposed = exception_exposure(md, name, [r.node for r in references.values()], loop)
+    if exposed is not None:
+        return exposed
+    uses.before = [w for w in uses.before
+                   if not any(other is not w and _dominates(md, other, w) for other in uses.before)]
     return uses
+
+
+def _dominates(md: Metadata, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Whether ``first`` always runs before ``later`` in the same turn: it is an earlier
+    statement of a block that holds ``later``."""
+    block = md.parent(first)
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    body = list(block.body)
+    current: cst.CSTNode | None = later
+    while current is not None and md.parent(current) is not block:
+        current = md.parent(current)
+    return current is not None and body.index(first) < body.index(current)
+
+
+def exception_exposure(md: Metadata, name: str, uses: Sequence[cst.CSTNode],
+                       loop: Loop) -> str | None:
+    """Why an exception leaving ``loop`` could show ``name`` unconverted to host code, or None.
+
+    The conversion after the loop does not run when the loop raises. That matters when
+    the exception is caught around the loop (``except KeyboardInterrupt:``, a
+    ``contextlib.suppress``) and the value is read afterwards, or read in a ``finally:``.
+    """
+    for ancestor in md.ancestors(loop):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(ancestor, (cst.Try, cst.TryStar)) and md.is_ancestor(ancestor.body, loop):
+            guarded = [*ancestor.handlers] + ([ancestor.finalbody] if ancestor.finalbody else [])
+            for use in uses:
+                if any(md.is_ancestor(block, use) for block in guarded):
+                    return (f"`{name}` is read in an `except`/`finally` block that runs "
+                            "when the loop raises")
+            if ancestor.handlers and any(_may_run_after(md, use, ancestor) for use in uses):
+                return f"`{name}` is read after an `except` that can stop the loop midway"
+        if isinstance(ancestor, cst.With) and _suppresses(md, ancestor) and any(
+            _may_run_after(md, use, ancestor) for use in uses
+        ):
+            return f"`{name}` is read after a `with` block that suppresses exceptions"
+    return None
+
+
+def _may_run_after(md: Metadata, use: cst.CSTNode, block: cst.CSTNode) -> bool:
+    """Whether ``use`` (outside ``block``) may run after ``block`` has been left."""
+    if use is block or md.is_ancestor(block, use):
+        return False
+    if md.position(use)[0] > md.position(block)[2]:
+        return True
+    for ancestor in md.ancestors(block):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)) and md.is_ancestor(ancestor, use):
+            return True  # the next turn of an enclosing loop
+    return False
+
+
+def _suppresses(md: Metadata, statement: cst.With) -> bool:
+    for item in statement.items:
+        call = item.item
+        if isinstance(call, cst.Call) and md.qualified_names(call.func) & {
+            "contextlib.suppress"
+        }:
+            return True
+    return False
+
+
+def runs_inline(inner: Scope | None, scope: Scope) -> bool:
+    """A list, set or dict comprehension runs where it stands; a generator runs later."""
+    while isinstance(inner, ComprehensionScope):
+        if isinstance(inner.node, cst.GeneratorExp):
+            return False
+        inner = inner.parent
+    return inner is scope
 
 
 def add_conversions(rewrite: Rewrite, uses: HostUses, loop: Loop, conversion: str) -> Rewrite:
@@ -78,27 +155,58 @@ def add_conversions(rewrite: Rewrite, uses: HostUses, loop: Loop, conversion: st
 
 def conversion_statement(analysis: ModuleAnalysis, name: str,
                          host_values: Sequence[cst.BaseExpression], reads: Sequence[HostRead],
-                         rewrite: Rewrite) -> tuple[str, Rewrite]:
+                         rewrite: Rewrite, *,
+                         increment_types: Sequence[str | None] | None = None
+                         ) -> tuple[str, Rewrite]:
     """The statement that turns ``name`` back into the Python number the original had.
 
     ``host_values`` are the values the name is given on the host (its initial value and
-    resets); ``reads`` are the reads now replaced by tensors. A name that always starts
-    as a float becomes ``float(name)``; an integer count of integer reads ``int(name)``;
-    otherwise ``.item()`` (or ``float()``), guarded so that a loop that ran zero times
-    leaves the initial value as it was.
+    resets); ``reads`` are the reads now replaced by tensors; ``increment_types`` the
+    Python types ("float", "int" or None for unknown) of what the loop adds, when the
+    caller knows them. See :func:`python_number_type` and :func:`number_conversion`.
     """
-    types = [numeric_type(v) for v in host_values]
-    if types and all(t == "float" for t in types):
+    if increment_types is None:
+        increment_types = [_read_type(analysis, r) for r in reads]
+    kind = python_number_type([numeric_type(v) for v in host_values], increment_types)
+    return number_conversion(analysis, name, kind, rewrite)
+
+
+def python_number_type(literal_types: Sequence[str | None],
+                       increment_types: Sequence[str | None]) -> str | None:
+    """The type Python gives a number that starts as one of ``literal_types`` and is
+    updated by values of ``increment_types``: "float", "int", or None when it depends on
+    the run (then the conversion must mirror the tensor's dtype)."""
+    if literal_types and all(t == "float" for t in literal_types):
+        return "float"
+    if literal_types and all(t == "int" for t in literal_types) and all(
+        t == "int" for t in increment_types
+    ):
+        return "int"
+    return None
+
+
+def number_conversion(analysis: ModuleAnalysis, name: str, kind: str | None,
+                      rewrite: Rewrite) -> tuple[str, Rewrite]:
+    """``name = float(name)``, ``name = int(name)``, or, when the type depends on the run,
+    ``name = name.item() if isinstance(name, torch.Tensor) else name``.
+
+    The first two accept a plain number too (a loop that ran zero times); the last
+    keeps it as it was and otherwise gives what ``.item()`` gives: an int for an
+    integer tensor, a float for a floating one, as Python's arithmetic would have.
+    """
+    if kind == "float":
         return f"{name} = float({name})", rewrite
-    integer_reads = all(
-        r.how == "int" or (r.how == "item" and analysis.tensors.dtype_class(r.tensor)
-                           in ("int", "bool"))
-        for r in reads)
-    if types and all(t == "int" for t in types) and integer_reads:
+    if kind == "int":
         return f"{name} = int({name})", rewrite
     torch, rewrite = torch_ref(analysis, rewrite)
-    convert = f"float({name})" if any(r.how == "float" for r in reads) else f"{name}.item()"
-    return f"{name} = {convert} if isinstance({name}, {torch}.Tensor) else {name}", rewrite
+    return f"{name} = {name}.item() if isinstance({name}, {torch}.Tensor) else {name}", rewrite
+
+
+def _read_type(analysis: ModuleAnalysis, read: HostRead) -> str | None:
+    if read.how in ("float", "int"):
+        return read.how
+    family = analysis.tensors.dtype_class(read.tensor)
+    return {"float": "float", "int": "int", "bool": "int"}.get(family or "")
 
 
 def numeric_type(value: cst.BaseExpression) -> str | None:
@@ -151,6 +259,32 @@ def binding_statement(md: Metadata, target: cst.Name) -> cst.CSTNode | None:
     if isinstance(parent, (cst.AugAssign, cst.AnnAssign)):
         return parent
     return None
+
+
+def unpacked_value(md: Metadata, target: cst.Name) -> cst.BaseExpression | None:
+    """In ``a, b = 0, 0.0``: the value that ``target`` receives (``0`` for ``a``), or None."""
+    element = md.parent(target)
+    targets = md.parent(element) if isinstance(element, cst.Element) else None
+    holder = md.parent(targets) if isinstance(targets, (cst.Tuple, cst.List)) else None
+    assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    values = assign.value
+    if not isinstance(values, (cst.Tuple, cst.List)) or len(values.elements) != len(
+        targets.elements  # type: ignore[union-attr]
+    ) or any(isinstance(e, cst.StarredElement) for e in (*values.elements,
+                                                          *targets.elements)):  # type: ignore[union-attr]
+        return None
+    index = next(i for i, e in enumerate(targets.elements) if e is element)  # type: ignore[union-attr]
+    return values.elements[index].value
+
+
+def after_loop(md: Metadata, node: cst.CSTNode, loop: Loop,
+               enclosing_loops: Sequence[cst.CSTNode]) -> bool:
+    """Whether ``node`` comes after ``loop`` and runs only once it has finished for good:
+    not inside it, nor in a loop around it (whose next turn would run the loop again)."""
+    return (md.position(node)[0] > md.position(loop)[2]
+            and not any(md.is_ancestor(outer, node) for outer in enclosing_loops))
 
 
 def _conditional_statement(md: Metadata, use: cst.CSTNode, loop: Loop) -> cst.BaseStatement | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -9,14 +10,18 @@ from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import HostRead, Kind
 from ..rewrite import Rewrite
-from ._helpers import read_as_tensor, short
+from ._device import dtype_family, is_fresh, is_int64
+from ._helpers import detached, method_call, short
 from ._hoist import (
     add_conversions,
+    after_loop,
     binding_statement,
-    conversion_statement,
     host_uses,
     is_conversion,
+    number_conversion,
     numeric_type,
+    python_number_type,
+    unpacked_value,
 )
 from .base import Rule
 
@@ -32,6 +37,15 @@ class _Plan:
     statements: list[cst.CSTNode] = field(default_factory=list)
 
 
+@dataclass
+class _Accumulation:
+    """One statement that adds to the accumulator inside the loop."""
+
+    holder: cst.CSTNode
+    increment: cst.BaseExpression
+    reads: list[HostRead]
+
+
 class AccumulateOnDevice(Rule):
     """
     ## What it does
@@ -39,7 +53,8 @@ class AccumulateOnDevice(Rule):
     `correct += (pred == y).sum().item()`, `acc = acc + float(t)` — and keeps the
     sum on the device: the read becomes `.detach()`, and the accumulator is
     turned back into a Python number once, where the host needs it (right
-    after the loop, or inside the periodic block that prints it).
+    after the loop, or inside the periodic block that prints it). Also finds
+    meters updated with reads (`meter.update(loss.item(), n)`).
 
     ## Why is this slow?
     Each `.item()` makes the host wait until the device has finished all queued
@@ -65,25 +80,55 @@ class AccumulateOnDevice(Rule):
     total = 0.0
     for step in range(4):
         loss = torch.tensor(0.25) * step
-        total += loss.detach()
+        total += loss.detach().float()
     total = float(total)
     print(f"{total:.2f}")
     ```
 
     ## Fix safety
-    Safe when the read is certainly of a tensor, unsafe when the receiver is
-    only likely to be one. The rewritten program hands the host the same type
-    the original did: the conversion uses `float()` when the accumulator starts
-    as a float, `int()` for integer counts, and otherwise `.item()` guarded by
-    `isinstance(..., torch.Tensor)` so that a loop that ran zero times leaves the
-    initial value untouched.
+    The rewritten program hands the host the same type the original did, at
+    every place it reads the accumulator, including after a loop that ran zero
+    times: `float(total)` when the accumulator starts as a float, `int(total)`
+    when a count of integers starts as an int, and otherwise
+    `total.item() if isinstance(total, torch.Tensor) else total`, which gives
+    an int or a float exactly as Python's arithmetic would have. A value read
+    in a periodic block is converted just before that block reads it; a value
+    that is returned, stored or dumped after the loop is converted right after
+    the loop. The fix is refused when the accumulator is read on every step,
+    inside a nested function, or after an `except` that could stop the loop
+    midway (the conversion after the loop would not run).
 
-    Precision: Python adds floats in float64; the rewrite adds in the dtype of
-    the tensor that was read (float32 for most losses, int64 for counts, exact).
-    Over thousands of steps a float32 sum can differ from the float64 one in the
-    sixth or seventh significant digit. Set `accumulate-dtype = "float64"` in
-    `[tool.nosync-fix]` to accumulate in float64 on the device instead (not
-    supported on Apple MPS).
+    Precision: Python adds floats in float64. A float accumulator is summed on
+    the device in float32: each read is cast with `.float()`, so float16 and
+    bfloat16 values are widened (summing them in their own dtype would stall or
+    overflow over a long loop) and a float64 tensor is narrowed. Over thousands
+    of steps the float32 sum can differ from Python's in the seventh
+    significant digit, and integer counts summed into a float are exact up to
+    2**24. Set `accumulate-dtype = "float64"` in `[tool.nosync-fix]` to sum
+    floats in float64 on the device instead (`.double()`; Apple MPS has no
+    float64). Integer reads are summed in int64 (`.long()` unless the tensor is
+    already int64, as counts of booleans are): exact, like Python.
+
+    Safe when the read is certainly of a tensor, and unsafe when the receiver
+    is only likely to be one, or when the accumulator starts as an int and the
+    tensor's dtype is unknown: it is then summed in that dtype, which loses
+    precision for float16 and wraps around for small integer types (start at
+    `0.0` to get the safe fix). Complex tensors are not supported by the
+    float32 cast.
+
+    Meters (`meter.update(loss.item(), n)`, the AverageMeter pattern) get an
+    unsafe fix only: the read becomes `.detach()`, so the meter sums on the
+    device, but everything the meter keeps (`val`, `sum`, `avg`) becomes a
+    tensor. Formatting with a format spec (`f"{meter.avg:.3f}"`) prints the
+    same, but `print(meter.avg)` shows `tensor(...)`, comparisons return
+    tensors, and JSON or `torch.save` receive tensors. Check the meter class
+    before accepting the fix.
+
+    An accumulator that is already a tensor (`total = torch.zeros((), device=d)`,
+    `buf[0] += loss.item()`) only loses the read: `total += loss.detach()`. That
+    fix is unsafe because a Python number takes the accumulator's dtype and
+    device, while a tensor must match them (a CPU accumulator and a CUDA value
+    fail; a float64 value added to a float32 accumulator rounds differently).
 
     `.detach()` is always added: `.item()` also cut autograd, and a tensor
     accumulator without it would keep every step's graph alive.
@@ -96,7 +141,7 @@ class AccumulateOnDevice(Rule):
     code = "NSY201"
     name = "accumulate-on-device"
     summary = "Running sum of `.item()` reads in a loop: accumulate on the device, read once"
-    fix_kind = "safe"
+    fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(")
 
@@ -122,6 +167,35 @@ class AccumulateOnDevice(Rule):
         elif isinstance(value.operator, cst.Add) and _same_name(value.right, target):
             self._candidate(node, target, value.left)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "update":
+            return
+        if self.analysis.kind(func.value) is Kind.TENSOR or not self._is_meter(func.value):
+            return
+        loop = self.analysis.loops.enclosing_loop(node)
+        if loop is None:
+            return
+        reads = [r for arg in node.args for r in self._reads(arg.value)]
+        if not reads or not all(self._device_compatible(a.value, self._reads(a.value))
+                                for a in node.args if self._reads(a.value)):
+            return
+        rewrite = Rewrite(f"Pass `{short(func.value)}` detached tensors; it sums on the "
+                          "device and what it keeps becomes tensors").unsafe()
+        for read in reads:
+            kept = detached(read.tensor)
+            if not is_fresh(self.analysis, read.tensor, node, loop):
+                kept = method_call(kept, "clone")
+            family = dtype_family(self.analysis, read.tensor)
+            if read.how == "float" and family != "float":
+                kept = method_call(kept, "float")
+            elif read.how == "int" and family not in ("int", "bool"):
+                kept = method_call(kept, "long")
+            rewrite = rewrite.replace(read.node, kept)
+        self.report(node, f"`{short(node)}` reads the device every step; pass the detached "
+                          "tensor so that the meter sums on the device (unsafe: the meter "
+                          "then holds tensors)", rewrite)
+
     def _candidate(self, node: cst.CSTNode, target: cst.BaseExpression,
                    increment: cst.BaseExpression) -> None:
         reads = self._reads(increment)
@@ -133,6 +207,13 @@ class AccumulateOnDevice(Rule):
         statement_node = self.md.statement_of(node)
         what = short(node)
         if not isinstance(target, cst.Name) or statement_node is None:
+            base = target.value if isinstance(target, (cst.Subscript, cst.Attribute)) else target
+            if self.analysis.kind(base) is Kind.TENSOR and isinstance(node, cst.AugAssign):
+                plan = self._tensor_accumulator(short(target), [_Accumulation(node, increment,
+                                                                               reads)])
+                self.report(node, f"`{what}` reads the device every step to add to a tensor; "
+                                  "add the detached value instead", plan.rewrite)
+                return
             self.report(node, f"`{what}` reads the device every step; keep the sum in a "
                               "tensor and read it once after the loop (no automatic fix: "
                               "the accumulator is not a local variable)")
@@ -164,49 +245,148 @@ class AccumulateOnDevice(Rule):
         assignments = list(scope.assignments[name])
         if not assignments or not all(isinstance(a, Assignment) for a in assignments):
             return _Plan(None, f"`{name}` is not a plain local variable")
-        accumulations: list[tuple[cst.CSTNode, list[HostRead]]] = []
-        initial_literals: list[cst.BaseExpression] = []
+        accumulations: list[_Accumulation] = []
+        increments: list[cst.BaseExpression] = []  # everything ever added, in any loop
+        literals: list[cst.BaseExpression] = []
+        tensors: list[cst.CSTNode] = []
+        read_after = False
+        enclosing = self.analysis.loops.enclosing_loops(loop)
         for assignment in assignments:
             node = assignment.node
             if not isinstance(node, cst.Name):
                 return _Plan(None, f"`{name}` is also bound by a parameter or definition")
             holder = binding_statement(self.md, node)
             if holder is None:
+                value = unpacked_value(self.md, node)
+                if value is not None and numeric_type(value) is not None:
+                    literals.append(value)  # `correct, total = 0, 0`
+                    continue
                 return _Plan(None, f"`{name}` is also bound in an unpacking, loop or with")
             kind, increment = _accumulation_kind(holder, name)
-            if kind == "accumulate":
-                inside = self.md.is_ancestor(loop.body, holder)
-                reads = self._reads(increment) if inside else []
-                if inside and not self._device_compatible(increment, reads):
+            if kind == "accumulate" and increment is not None:
+                increments.append(increment)
+                if not self.md.is_ancestor(loop.body, holder):
+                    continue  # summed elsewhere: that code's own plan
+                reads = self._reads(increment)
+                if not self._device_compatible(increment, reads):
                     return _Plan(None, "the summed expression needs host values")
-                if inside:
-                    accumulations.append((holder, reads))
+                accumulations.append(_Accumulation(holder, increment, reads))
             elif kind == "literal":
-                initial_literals.append(holder.value)  # type: ignore[attr-defined]
+                literals.append(holder.value)  # type: ignore[attr-defined]
             elif kind == "conversion":
-                pass
+                continue
+            elif after_loop(self.md, holder, loop, enclosing):
+                # `test_loss /= len(dataset)` after the loop: a host use of the number.
+                read_after = read_after or isinstance(holder, cst.AugAssign)
+            elif isinstance(holder, (cst.Assign, cst.AnnAssign)) and holder.value is not None \
+                    and self.analysis.kind(holder.value) is Kind.TENSOR:
+                tensors.append(holder)  # `total = torch.zeros((), device=device)`
             else:
                 return _Plan(None, f"`{name}` is also assigned a value that is not a number")
-        reads = [r for _, rs in accumulations for r in rs]
+        reads = [r for a in accumulations for r in a.reads]
         if not reads:
             return _Plan(None, "no read to move")
-        if not initial_literals:
+        if tensors and not literals:
+            return self._tensor_accumulator(name, accumulations)
+        if tensors or not literals:
             return _Plan(None, f"`{name}` does not start as a number literal")
 
-        devices = [holder for holder, _ in accumulations]
-        uses = host_uses(self.md, name, scope, loop, devices)
+        increment_types = [self._increment_type(i) for i in increments]
+        if "power" in increment_types:
+            return _Plan(None, "an integer power may be a fraction in Python but not on the "
+                               "device")
+        literal_types = [numeric_type(v) for v in literals]
+        float_sum = all(t == "float" for t in literal_types)
+        # In this loop the sum lives on the device: an int64 tensor cannot take a float in
+        # place. (Sums made elsewhere reach it as Python numbers.)
+        in_place = any(isinstance(a.holder, cst.AugAssign) for a in accumulations)
+        here = {self._increment_type(a.increment) for a in accumulations}
+        if not float_sum and in_place and {"int", "float"} <= here:
+            return _Plan(None, f"`{name}` adds integers and floats in place, which an integer "
+                               "tensor cannot hold")
+
+        uses = host_uses(self.md, name, scope, loop, [a.holder for a in accumulations])
         if isinstance(uses, str):
             return _Plan(None, uses)
-        rewrite = Rewrite(f"Accumulate `{name}` on the device; read it once where the host "
-                          "needs it")
-        if not all(r.certain for r in reads):
+        uses.after_loop = uses.after_loop or read_after
+        dtype_unknown = not float_sum and None in increment_types
+        message = f"Accumulate `{name}` on the device; read it once where the host needs it"
+        if dtype_unknown:
+            message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
+                        "is unknown, so it is summed in that dtype)")
+        rewrite = Rewrite(message)
+        if dtype_unknown or not all(r.certain for r in reads):
             rewrite = rewrite.unsafe()
         float64 = self.context.settings.accumulate_dtype == "float64"
         for read in reads:
-            rewrite = rewrite.replace(read.node, read_as_tensor(read, self.analysis, float64))
-        conversion, rewrite = conversion_statement(self.analysis, name, initial_literals, reads,
-                                                   rewrite)
+            rewrite = rewrite.replace(read.node, self._device_read(read, float_sum, float64))
+        kind = python_number_type(literal_types, increment_types)  # type: ignore[arg-type]
+        conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
         return _Plan(add_conversions(rewrite, uses, loop, conversion))
+
+    def _tensor_accumulator(self, name: str, accumulations: list[_Accumulation]) -> _Plan:
+        """The accumulator is a tensor already: only the reads have to go (unsafe: the
+        value then keeps its own dtype and device, where a Python number adopts the
+        accumulator's)."""
+        rewrite = Rewrite(f"`{name}` is already a tensor: add the detached value instead of "
+                          "a Python number (unsafe: the value's dtype and device must suit "
+                          f"`{name}`)").unsafe()
+        for accumulation in accumulations:
+            for read in accumulation.reads:
+                rewrite = rewrite.replace(read.node, detached(read.tensor))
+        return _Plan(rewrite)
+
+    def _read_type(self, read: HostRead) -> str | None:
+        """The type of Python number a read gives: "float", "int", or None when unknown."""
+        if read.how in ("float", "int"):
+            return read.how
+        family = dtype_family(self.analysis, read.tensor)
+        return {"float": "float", "int": "int", "bool": "int"}.get(family or "")
+
+    def _device_read(self, read: HostRead, float_sum: bool,
+                     float64: bool) -> cst.BaseExpression:
+        """The tensor that replaces a read: detached, in the dtype the sum is kept in."""
+        tensor = detached(read.tensor)
+        kind = self._read_type(read)
+        if kind == "float" or (kind is None and float_sum):
+            return method_call(tensor, "double" if float64 else "float")
+        if kind == "int":
+            return tensor if is_int64(self.analysis, read.tensor) else method_call(tensor, "long")
+        return tensor
+
+    def _increment_type(self, expr: cst.BaseExpression) -> str | None:
+        """"float", "int", None (unknown) or "power" (an integer power) for what is added."""
+        read = self.analysis.host_read(expr)
+        if read is not None:
+            return self._read_type(read)
+        if isinstance(expr, cst.Float):
+            return "float"
+        if isinstance(expr, cst.Integer):
+            return "int"
+        if isinstance(expr, cst.UnaryOperation):
+            return self._increment_type(expr.expression)
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self._increment_type(expr.left), self._increment_type(expr.right)
+            if "power" in (left, right):
+                return "power"
+            if isinstance(expr.operator, cst.Divide):
+                return "float"
+            if isinstance(expr.operator, cst.Power) and "float" not in (left, right):
+                return "power"
+            if "float" in (left, right):
+                return "float"
+            return None if None in (left, right) else "int"
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_CALLS:
+                return "int"
+            if isinstance(func, cst.Name) and func.value == "len":
+                return "int"
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and (
+            expr.value.attr.value == "shape"
+        ):
+            return "int"
+        return None
 
     def _device_compatible(self, increment: cst.BaseExpression, reads: list[HostRead]) -> bool:
         """Whether the increment still works once its reads are tensors (plain arithmetic)."""
@@ -214,6 +394,34 @@ class AccumulateOnDevice(Rule):
         checker = _ArithmeticChecker(self, read_nodes)
         increment.visit(checker)
         return checker.ok
+
+    def _is_meter(self, receiver: cst.BaseExpression) -> bool:
+        """An AverageMeter-like object: a local class with `update`, a `*Meter` class, or a
+        name that says meter."""
+        text = (self.md.code(receiver) if isinstance(receiver, (cst.Name, cst.Attribute))
+                else "")
+        words = re.findall(r"[a-z]+|[A-Z][a-z]*", text.rsplit(".", 1)[-1])
+        if {w.lower() for w in words} & {"meter", "meters"}:  # `loss_meter`, not `parameter`
+            return True
+        if not isinstance(receiver, cst.Name):
+            return False
+        access = self.md.access(receiver)
+        if access is None or len(access.referents) != 1:
+            return False
+        referent = next(iter(access.referents))
+        if not isinstance(referent, Assignment) or not isinstance(referent.node, cst.Name):
+            return False
+        holder = binding_statement(self.md, referent.node)
+        value = getattr(holder, "value", None)
+        if not isinstance(value, cst.Call):
+            return False
+        class_name = self.md.code(value.func).rsplit(".", 1)[-1]
+        if class_name.endswith("Meter"):
+            return True
+        definition = self.analysis.tensors._local_definition(value.func)
+        return isinstance(definition, cst.ClassDef) and any(
+            isinstance(s, cst.FunctionDef) and s.name.value == "update"
+            for s in definition.body.body)
 
 
 def _same_name(node: cst.BaseExpression, target: cst.Name) -> bool:
@@ -304,4 +512,3 @@ class _ArithmeticChecker(cst.CSTVisitor):
         if isinstance(node, cst.BaseExpression):
             self.ok = False
         return False
-

@@ -1,0 +1,10 @@
+# golden: --unsafe-fixes
+import torch
+
+
+def train(model, loader, criterion):
+    total = 0
+    for x, y in loader:
+        total += criterion(model(x), y).detach()
+    total = total.item() if isinstance(total, torch.Tensor) else total
+    return total

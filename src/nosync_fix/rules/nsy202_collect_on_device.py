@@ -1,0 +1,506 @@
+"""NSY202 collect-on-device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata.scope_provider import Assignment, Scope
+
+from ..analysis import Kind
+from ..rewrite import Rewrite
+from ._device import dtype_family, is_fresh
+from ._helpers import detached, method_call, short, statement, torch_ref
+from ._hoist import exception_exposure, runs_inline
+from .base import Rule
+
+#: Builtins and library roots that read a list without keeping a reference to it.
+_NON_RETAINING_BUILTINS = frozenset({
+    "len", "sum", "min", "max", "sorted", "list", "tuple", "set", "frozenset", "any", "all",
+    "print", "str", "repr", "enumerate", "zip", "reversed", "iter", "map", "filter", "format",
+    "isinstance", "dict", "bool",
+})
+_NON_RETAINING_ROOTS = frozenset({"numpy", "torch", "json", "statistics", "math", "pickle"})
+#: Libraries whose tensors also have `.cpu()` and `.numpy()`.
+_OTHER_TENSOR_LIBRARIES = frozenset({"tensorflow", "keras", "jax", "paddle", "mindspore"})
+
+
+@dataclass(frozen=True)
+class _Collect:
+    """One append in the loop that moves a device value to the host."""
+
+    #: The statement-level node to replace: the append/extend call or the `+=` statement.
+    node: cst.CSTNode
+    #: The tensor that is read.
+    tensor: cst.BaseExpression
+    #: "item", "float", "int", "tolist", "extend", "numpy" or "cpu".
+    form: str
+    #: The receiver is certainly a tensor, and the conversion exact.
+    certain: bool
+
+
+@dataclass
+class _Plan:
+    rewrite: Rewrite | None
+    why_not: str = ""
+    collects: list[_Collect] = field(default_factory=list)
+
+
+class CollectOnDevice(Rule):
+    """
+    ## What it does
+    Finds lists filled with host copies of device values in a loop —
+    `losses.append(loss.item())`, `losses.append(float(loss))`,
+    `preds.extend(out.argmax(1).tolist())`, `preds += out.argmax(1).tolist()`,
+    `outputs.append(out.cpu().numpy())`, `outputs.append(out.detach().cpu())` —
+    and appends the detached device tensors instead. After the loop the list is
+    converted once into exactly the Python objects the original built: a list
+    of floats (or ints, or bools, as `.item()` gives them), a flat list of
+    numbers, a list of numpy arrays, a list of CPU tensors.
+
+    ## Why is this slow?
+    Every `.item()`, `.tolist()`, `.cpu()` or `.numpy()` copies to the host and
+    makes it wait for all queued device work, every step. Appending the tensor
+    itself queues nothing and waits for nothing. After the loop, the tensors are
+    joined with one `torch.cat` and copied with one transfer.
+
+    ## Example
+    ```python
+    import torch
+
+    losses = []
+    for step in range(3):
+        loss = torch.tensor(0.5) * step
+        losses.append(loss.item())
+    print(losses)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    losses = []
+    for step in range(3):
+        loss = torch.tensor(0.5) * step
+        losses.append(loss.detach())
+    if len({(v.dtype, v.device) for v in losses}) == 1:
+        losses = torch.cat([v.reshape(1) for v in losses]).tolist()
+    else:
+        losses = [v.item() for v in losses]
+    print(losses)
+    ```
+
+    ## Fix safety
+    The conversion builds the same objects as the original: it joins the
+    tensors with one `torch.cat` and one transfer when they share a dtype (and,
+    for `.tolist()`, `.numpy()` and `.cpu()` of whole tensors, their shape after
+    the first dimension, as batches of per-sample outputs do, the last smaller
+    batch included); otherwise it converts each tensor on its own, still after
+    the loop. A loop that runs zero times leaves the list as it was; elements
+    that were in the list before the loop are kept as they were (the fix
+    records where the loop's elements start). Host values appended in the same
+    loop stay as they are (the tensors are then converted one by one).
+
+    A tensor that may change later or that is a view of a larger one (`out[0]`,
+    a parameter) is appended as `.detach().clone()`, so that the list keeps the
+    value of that step and not the whole base tensor.
+
+    The fix is refused when the list is read in the loop (other than `len()`),
+    comes from outside the function, or could be seen by other code before the
+    conversion: stored elsewhere before the loop, or read after an `except`
+    that can stop the loop midway.
+
+    Safe when the value is certainly a tensor; unsafe when it is only likely to
+    be one, and for `.cpu()` without `.detach()`: the original list holds tensors
+    that may require grad, the fixed one holds detached tensors. On the CPU,
+    `.cpu()` and `.numpy()` return the tensor's own memory, so later in-place
+    changes to it show in the original list; the fixed list holds copies, as it
+    does on an accelerator, where `.cpu()` copies too.
+
+    ## When not to apply
+    The tensors stay on the device until the loop ends: one small tensor per
+    step for `.item()`, the whole batch output for `.cpu().numpy()`. For loops
+    of millions of steps, or large outputs, convert in chunks every N steps
+    instead.
+    """
+
+    code = "NSY202"
+    name = "collect-on-device"
+    summary = ("Host copies (`.item()`, `.tolist()`, `.cpu()`) appended to a list in a loop: "
+               "collect tensors, convert once")
+    fix_kind = "safe/unsafe"
+    cost = "sync and graph break"
+    triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(")
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        self._plans: dict[tuple[int, str, int], _Plan] = {}
+
+    # -- visiting ----------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend"):
+            return
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return
+        collect = self._collect(node, func.attr.value, node.args[0].value)
+        if collect is not None:
+            self._candidate(collect, func.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            collect = self._collect(node, "extend", node.value)
+            if collect is not None:
+                self._candidate(collect, node.target)
+
+    def _collect(self, node: cst.CSTNode, method: str,
+                 value: cst.BaseExpression) -> _Collect | None:
+        """The collect that appending ``value`` with ``method`` is, if any."""
+        read = self.analysis.host_read(value)
+        if method == "extend":
+            if read is not None and read.how == "tolist":
+                return _Collect(node, read.tensor, "extend", read.certain)
+            return None
+        if read is not None and read.how in ("item", "float", "int", "tolist"):
+            return _Collect(node, read.tensor, read.how, read.certain)
+        return self._transfer(node, value)
+
+    def _transfer(self, node: cst.CSTNode, value: cst.BaseExpression) -> _Collect | None:
+        """``t.cpu().numpy()``, ``t.detach().cpu()`` and the like."""
+        steps: list[str] = []
+        current = value
+        while True:
+            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and (
+                current.func.attr.value in ("cpu", "detach", "numpy") and not current.args
+                or current.func.attr.value == "to" and _to_cpu(current)
+            ):
+                steps.append("cpu" if current.func.attr.value == "to" else current.func.attr.value)
+                current = current.func.value
+            elif isinstance(current, cst.Attribute) and current.attr.value == "data":
+                steps.append("detach")
+                current = current.value
+            else:
+                break
+        steps.reverse()  # in the order they run
+        if "cpu" not in steps or steps.count("numpy") > 1 or (
+            "numpy" in steps and steps[-1] != "numpy"
+        ):
+            return None
+        kind = self.analysis.kind(current)
+        if kind is Kind.HOST:
+            return None
+        # Only a torch tensor has both `.detach()` (or `.cpu()`) and `.numpy()`, unless
+        # another library with such tensors (TensorFlow) is imported.
+        certain = kind is Kind.TENSOR or (
+            ("detach" in steps or "numpy" in steps)
+            and not self.analysis.tensors._imports & _OTHER_TENSOR_LIBRARIES
+        )
+        if "numpy" in steps:
+            return _Collect(node, current, "numpy", certain)
+        # `.cpu()` of a tensor that requires grad keeps it; the fix appends detached copies.
+        return _Collect(node, current, "cpu", certain and "detach" in steps)
+
+    def _candidate(self, collect: _Collect, receiver: cst.BaseExpression) -> None:
+        loop = self.analysis.loops.enclosing_loop(collect.node)
+        if loop is None:
+            return
+        what = short(collect.node)
+        message = (f"`{what}` copies a device value to the host every step; collect the "
+                   "tensors and convert once after the loop")
+        if not isinstance(receiver, cst.Name):
+            self.report(collect.node, message + " (no automatic fix: the list is not a local "
+                                                "variable)")
+            return
+        plan = self._plan(receiver, loop)
+        if plan.rewrite is None:
+            message += f" (no automatic fix: {plan.why_not})"
+        self.report(collect.node, message, plan.rewrite)
+
+    # -- planning ----------------------------------------------------------------------------
+
+    def _plan(self, receiver: cst.Name, loop: cst.For | cst.While) -> _Plan:
+        scope = self.md.scope(receiver)
+        key = (id(scope), receiver.value, id(loop))
+        if key not in self._plans:
+            self._plans[key] = self._make_plan(receiver.value, scope, loop)
+        return self._plans[key]
+
+    def _make_plan(self, name: str, scope: Scope | None, loop: cst.For | cst.While) -> _Plan:
+        if scope is None:
+            return _Plan(None, "cannot resolve the list's scope")
+        assignments = list(scope.assignments[name])
+        if not assignments or not all(isinstance(a, Assignment) and isinstance(a.node, cst.Name)
+                                      for a in assignments):
+            return _Plan(None, f"`{name}` is not a list made in this function")
+        references = list({id(r): r for a in assignments for r in a.references}.values())
+        uses: list[tuple[cst.CSTNode, _Collect | str | None]] = []
+        for access in references:
+            if access.scope is not scope and not runs_inline(access.scope, scope):
+                return _Plan(None, f"`{name}` is used in a nested function")
+            if self.md.is_ancestor(loop, access.node):
+                uses.append((access.node, self._use_in_loop(access.node)))
+        for assignment in assignments:  # `name += ...` binds the name; it is no access
+            augmented = self.md.parent(assignment.node)
+            if isinstance(augmented, cst.AugAssign) and self.md.is_ancestor(loop, augmented):
+                uses.append((augmented, self._append_kind(augmented, "extend", augmented.value)))
+        collects: list[_Collect] = []
+        host_appends = False
+        for use, found in uses:
+            if not self.md.is_ancestor(loop.body, use):
+                return _Plan(None, f"`{name}` is read in the loop header or `else:`")
+            if found is None:
+                return _Plan(None, f"`{name}` is read inside the loop")
+            if found == "host":
+                host_appends = True
+            elif isinstance(found, _Collect):
+                if self.analysis.loops.enclosing_loop(found.node) is not loop:
+                    return _Plan(None, f"`{name}` is filled in nested loops")
+                collects.append(found)
+        if not collects:
+            return _Plan(None, "nothing to collect")
+        forms = {c.form for c in collects}
+        if len(forms) != 1:
+            return _Plan(None, f"`{name}` is filled with different kinds of values")
+        form = forms.pop()
+        why_not, fresh = self._origin(name, assignments, loop)
+        if why_not is not None:
+            return _Plan(None, why_not)
+        why_not = self._escape(name, references, loop, fresh)
+        if why_not is None:
+            why_not = exception_exposure(self.md, name, [r.node for r in references], loop)
+        if why_not is not None:
+            return _Plan(None, why_not)
+
+        rewrite = Rewrite(f"Collect device tensors in `{name}`; convert them once after the "
+                          "loop")
+        if not all(c.certain for c in collects):
+            rewrite = rewrite.unsafe()
+        torch, rewrite = torch_ref(self.analysis, rewrite)
+        for collect in collects:
+            rewrite = rewrite.replace(collect.node, self._appended(collect, name, loop))
+        start = None
+        if fresh is None or self._filled_before(name, fresh, loop, references, assignments):
+            start = _fresh_name(scope, f"{name}_start")
+            rewrite = rewrite.insert_before(loop, [statement(f"{start} = len({name})")])
+        families = {dtype_family(self.analysis, c.tensor) for c in collects}
+        family = families.pop() if len(families) == 1 else None
+        taken = (name, torch, start)
+        variable = next(v for v in ("v", "t", "a_") if v not in taken)
+        element = next(v for v in ("x", "e", "y_") if v not in taken)
+        code = _conversion(form, name, start, torch, variable, element, host_appends, family)
+        rewrite = rewrite.insert_after(loop, [statement(code)])
+        return _Plan(rewrite, collects=collects)
+
+    def _use_in_loop(self, use: cst.CSTNode) -> _Collect | str | None:
+        """What a reference to the list inside the loop does: a collect, "len", a "host"
+        append, or None (a read that the fix cannot allow)."""
+        parent = self.md.parent(use)
+        if isinstance(parent, cst.Arg):
+            call = self.md.parent(parent)
+            if isinstance(call, cst.Call) and len(call.args) == 1 and (
+                "builtins.len" in self.md.qualified_names(call.func)
+            ):
+                return "len"
+            return None
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            call = self.md.parent(parent)
+            if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in (
+                "append", "extend"
+            ) and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+                return self._append_kind(call, parent.attr.value, call.args[0].value)
+        return None
+
+    def _append_kind(self, node: cst.CSTNode, method: str,
+                     value: cst.BaseExpression) -> _Collect | str | None:
+        """A collect, "host" for host values (which stay as they are), or None."""
+        collect = self._collect(node, method, value)
+        if collect is not None:
+            return collect
+        if method == "append":
+            return "host" if self.analysis.kind(value) is Kind.HOST else None
+        if isinstance(value, (cst.List, cst.Tuple)) and all(
+            not isinstance(e, cst.StarredElement) and self.analysis.kind(e.value) is Kind.HOST
+            for e in value.elements
+        ):
+            return "host"
+        return None  # the elements of another iterable may be tensors
+
+    def _origin(self, name: str, assignments: list, loop: cst.For | cst.While,  # type: ignore[type-arg]
+                ) -> tuple[str | None, cst.BaseStatement | None]:
+        """Check that the list is made in this function; return (reason to refuse, the
+        statement ``name = [...]`` that makes a new list for every run of the loop: the
+        nearest binding before the loop in the same block)."""
+        md = self.md
+        outer_loops = self.analysis.loops.enclosing_loops(loop)
+        for assignment in assignments:
+            target = assignment.node
+            parent = md.parent(target)
+            if isinstance(parent, cst.AugAssign):
+                continue  # checked with the uses
+            if md.is_ancestor(loop, target):
+                return f"`{name}` is rebound inside the loop", None
+            if _new_list(parent, md) is not None:
+                continue
+            if isinstance(parent, cst.AssignTarget) and md.position(target)[0] > (
+                md.position(loop)[2]
+            ) and not any(md.is_ancestor(outer, target) for outer in outer_loops):
+                continue  # rebound after the loop: `preds = np.concatenate(preds)`
+            return f"`{name}` is not only bound to new lists in this function", None
+        block = md.parent(loop)
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return None, None
+        body = list(block.body)
+        targets = [a.node for a in assignments]
+        for earlier in reversed(body[: body.index(loop)]):
+            for target in targets:
+                if md.statement_of(target) is earlier and _new_list(md.parent(target), md) \
+                        is not None:
+                    return None, earlier
+        return None, None
+
+    def _filled_before(self, name: str, binding: cst.BaseStatement, loop: cst.CSTNode,
+                       references, assignments) -> bool:  # type: ignore[no-untyped-def]
+        """Whether the list may hold elements when the loop starts (so the conversion must
+        leave them alone)."""
+        md = self.md
+        target = next(a.node for a in assignments if md.statement_of(a.node) is binding)
+        if _new_list(md.parent(target), md):
+            return True  # `name = [1.0, 2.0]`
+        first, last = md.position(binding)[2], md.position(loop)[0]
+        return any(first < md.position(node)[0] < last
+                   for node in [r.node for r in references] + [a.node for a in assignments])
+
+    def _escape(self, name: str, references, loop: cst.For | cst.While,  # type: ignore[no-untyped-def]
+                fresh_binding: cst.CSTNode | None) -> str | None:
+        """Why other code could see the list while it holds tensors, or None."""
+        md = self.md
+        outer_loops = self.analysis.loops.enclosing_loops(loop)
+        loop_start = md.position(loop)[0]
+        for access in references:
+            use = access.node
+            if md.is_ancestor(loop, use) or not self._escapes(use):
+                continue
+            line = md.position(use)[0]
+            if fresh_binding is not None:
+                if md.position(fresh_binding)[0] <= line < loop_start:
+                    return f"`{name}` is handed to other code before the loop"
+                continue
+            if line < loop_start or any(md.is_ancestor(outer, use) for outer in outer_loops):
+                return f"`{name}` is handed to other code that may read it during the loop"
+        return None
+
+    def _escapes(self, use: cst.CSTNode) -> bool:
+        """Whether this reference may hand the list object to code that keeps it."""
+        md = self.md
+        parent = md.parent(use)
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            return False
+        if isinstance(parent, cst.Subscript) and parent.value is use:
+            return False
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is use:
+            return False
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation,
+                               cst.FormattedStringExpression, cst.Del)):
+            return False
+        if isinstance(parent, cst.AugAssign):
+            return False
+        if isinstance(parent, cst.Arg):
+            call = md.parent(parent)
+            if not isinstance(call, cst.Call):
+                return True
+            for q in md.qualified_names(call.func):
+                root, _, rest = q.partition(".")
+                if root == "builtins" and rest in _NON_RETAINING_BUILTINS:
+                    return False
+                if root in _NON_RETAINING_ROOTS:
+                    return False
+            return True
+        return True
+
+    def _appended(self, collect: _Collect, name: str,
+                  loop: cst.For | cst.While) -> cst.CSTNode:
+        """The statement-level node that appends the detached tensor."""
+        kept = detached(collect.tensor)
+        if not is_fresh(self.analysis, collect.tensor, collect.node, loop):
+            kept = method_call(kept, "clone")
+        call = method_call(cst.Name(name), "append", kept)
+        if isinstance(collect.node, cst.AugAssign):
+            return cst.Expr(call)
+        return call
+
+
+def _to_cpu(call: cst.Call) -> bool:
+    return len(call.args) == 1 and isinstance(call.args[0].value, cst.SimpleString) and (
+        call.args[0].value.evaluated_value == "cpu")
+
+
+def _new_list(parent: cst.CSTNode | None, md) -> int | None:  # type: ignore[no-untyped-def]
+    """For a binding to a new list (``name = []``, ``name = [a, b]``, ``name: list[float] =
+    []``, ``name = list(...)``, a list comprehension): 0 when it is certainly empty, 1
+    otherwise; None for other bindings (which may alias a list made elsewhere)."""
+    value = None
+    if isinstance(parent, cst.AssignTarget):
+        assign = md.parent(parent)
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+            value = assign.value
+    elif isinstance(parent, cst.AnnAssign):
+        value = parent.value
+    if isinstance(value, cst.List):
+        return 1 if value.elements else 0
+    if isinstance(value, cst.ListComp):
+        return 1
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
+        "builtins.list" in md.qualified_names(value.func)
+    ):
+        return 1 if value.args else 0
+    return None
+
+
+def _fresh_name(scope: Scope, wanted: str) -> str:
+    candidate, number = wanted, 1
+    while candidate in scope or scope.assignments[candidate] or scope.accesses[candidate]:
+        number += 1
+        candidate = f"{wanted}{number}"
+    return candidate
+
+
+def _conversion(form: str, name: str, start: str | None, torch: str, v: str, x: str,
+                host_appends: bool, family: str | None) -> str:
+    """The code that turns the collected tensors back into what the original appended."""
+    new = name if start is None else f"{name}[{start}:]"
+    first = f"{name}[0]" if start is None else f"{name}[{start}]"
+    target = name if start is None else f"{name}[{start}:]"
+    one_by_one = {
+        "item": f"{v}.item()", "float": f"float({v})", "int": f"int({v})",
+        "tolist": f"{v}.tolist()", "numpy": f"{v}.cpu().numpy()", "cpu": f"{v}.cpu()",
+    }
+    if host_appends:
+        if form == "extend":
+            return (f"{target} = [{x} for {v} in {new} for {x} in ({v}.tolist() "
+                    f"if isinstance({v}, {torch}.Tensor) else [{v}])]")
+        return (f"{target} = [{one_by_one[form]} if isinstance({v}, {torch}.Tensor) else {v} "
+                f"for {v} in {new}]")
+    if form in ("item", "float", "int"):
+        joined = f"{torch}.cat([{v}.reshape(1) for {v} in {new}]).tolist()"
+        if form != "item" and family != form:
+            joined = f"[{form}({x}) for {x} in {joined}]"
+        fast = (f"len({{({v}.dtype, {v}.device) for {v} in {new}}}) == 1", joined)
+        slow = f"[{one_by_one[form]} for {v} in {new}]"
+    elif form == "tolist":
+        fast = (f"len({{({v}.dtype, {v}.device, {v}.shape) for {v} in {new}}}) == 1",
+                f"{torch}.stack({new}).tolist()")
+        slow = f"[{v}.tolist() for {v} in {new}]"
+    else:
+        condition = (f"len({{({v}.dtype, {v}.device, {v}.shape[1:]) for {v} in {new}}}) == 1 "
+                     f"and {first}.dim() > 0")
+        if form == "extend":
+            fast = (condition, f"{torch}.cat({new}).tolist()")
+            slow = f"[{x} for {v} in {new} for {x} in {v}.tolist()]"
+        else:
+            method = "numpy" if form == "numpy" else "clone"
+            fast = (condition, f"[{x}.{method}() for {x} in {torch}.cat({new}).cpu()"
+                               f".split([len({v}) for {v} in {new}])]")
+            slow = f"[{one_by_one[form]} for {v} in {new}]"
+    condition, joined = fast
+    return f"if {condition}:\n    {target} = {joined}\nelse:\n    {target} = {slow}\n"
