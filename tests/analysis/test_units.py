@@ -142,3 +142,18 @@ def test_reads_from_foreign_libraries_are_not_rewritable() -> None:
                    and c.func.attr.value == "item")
     assert not analysis.tensors.unknown_read_rewritable(call.func.value)
     assert analysis.host_read(call) is None
+
+
+def test_values_derived_from_torch_calls_are_not_foreign() -> None:
+    analysis, module = analyse("""
+        import torch
+        def f(x, model):
+            c = torch.argmax(model(x), 1).sum()
+            return c.item()
+    """)
+    (call,) = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                   and c.func.attr.value == "item")
+    assert analysis.host_read(call) is not None
+    chained, _ = analyse("import torch\nt = torch.tensor(1.0).reshape(())\n")
+    (assign,) = find(_, cst.Assign)
+    assert chained.kind(assign.value) is Kind.TENSOR

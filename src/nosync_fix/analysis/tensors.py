@@ -992,7 +992,9 @@ class TensorFacts:
                 return False
             for referent in access.referents:
                 if isinstance(referent, ImportAssignment):
-                    return True
+                    # A module or object imported from torch is torch's, not foreign.
+                    return not any(q.name.split(".")[0] in T.TORCH_LIBRARIES
+                                   for q in referent.get_qualified_names_for(expr.value))
                 if isinstance(referent, Assignment) and isinstance(referent.node, cst.Name):
                     bound = self._binding_value_node(referent.node)
                     if bound is not None and self._from_foreign_call(bound, seen):
