@@ -859,12 +859,11 @@ def _build_cond(analysis: ModuleAnalysis, chain: Chain, facts: _BodyFacts) -> _P
     for index, (name, branch) in enumerate(((then_name, branches[0]), (else_name, branches[1]))):
         if returns:
             body = list(branch[:-1])
-            returned = _tuple([_unaliased(e) for e in results[index]])
+            returned = _tuple([_unaliased(e, branch[:-1]) for e in results[index]])
             leading = branch[-1].leading_lines
         else:
             body = [s for s in branch if not _is_pass_line(s)]
-            returned = _tuple([_unaliased(cst.Name(o)) if _passes_through(o, branch)
-                               else cst.Name(o) for o in outputs])
+            returned = _tuple([_unaliased(cst.Name(o), branch) for o in outputs])
             leading = ()
         body.append(cst.SimpleStatementLine([cst.Return(returned)], leading_lines=leading))
         functions.append(cst.FunctionDef(
@@ -1041,10 +1040,48 @@ def _passes_through(name: str, branch: Sequence[cst.BaseStatement]) -> bool:
                    for statement in branch for n, target in _bindings(statement))
 
 
-def _unaliased(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.clone()`` for a value that may share memory with an input: torch.cond rejects
-    outputs that alias its operands."""
-    return method_call(strip_parens(expr), "clone") if _aliases(expr) else expr
+def _unaliased(expr: cst.BaseExpression,
+               branch: Sequence[cst.BaseStatement]) -> cst.BaseExpression:
+    """``x.clone()`` for a returned value that may share memory with an input (torch.cond
+    rejects outputs that alias its operands): an operand, or a view of one, passed on."""
+    return method_call(strip_parens(expr), "clone") if _may_alias(expr, branch) else expr
+
+
+def _may_alias(expr: cst.BaseExpression, branch: Sequence[cst.BaseStatement]) -> bool:
+    """Whether ``expr``, after ``branch`` ran, may be (a view of) a tensor from outside."""
+    expr = strip_parens(expr)
+    while _aliases(expr) and not isinstance(expr, cst.Name):
+        expr = strip_parens(expr.func.value if isinstance(expr, cst.Call)  # type: ignore
+                            else expr.value)  # type: ignore[attr-defined]
+    if not isinstance(expr, cst.Name):
+        return False
+    for index in range(len(branch) - 1, -1, -1):
+        if any(name == expr.value for name, _ in _bindings(branch[index])):
+            value = _assigned_value(branch[index], expr.value)
+            # The value was computed from the names as they were before this statement.
+            return value is None or _may_alias(value, branch[:index])
+    return True  # not assigned here: an operand, or a tensor reached by closure
+
+
+def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpression | None:
+    """The value a statement line assigns to ``name`` (None: not a plain assignment)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    value = None
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            try:
+                pairs = _unpack(small.targets[0].target, small.value)
+            except (_Structural, _NoFix):
+                return None
+            value = next((v for n, v in pairs if n == name), value)
+        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and (
+            small.target.value == name
+        ):
+            value = small.value
+        elif name in _simple_binds(small):
+            return None
+    return value
 
 
 def _first_position(analysis: ModuleAnalysis, item: cst.CSTNode, name: str) -> tuple[int, int]:

@@ -389,9 +389,13 @@ class _EffectWalker(cst.CSTVisitor):
 
 def is_scalar(analysis: ModuleAnalysis, expr: cst.BaseExpression,
               _seen: frozenset[int] = frozenset()) -> bool:
-    """Whether ``expr`` is proven to be a 0-dim tensor (or a host number)."""
+    """Whether ``expr`` is proven to be a 0-dim tensor (or a host number).
+
+    A name is one when every assignment gives one; meeting the same node again means a
+    cycle through assignments (``loss = loss / 2`` in a loop), which keeps the property.
+    """
     if id(expr) in _seen:
-        return False
+        return True
     seen = _seen | {id(expr)}
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
