@@ -851,7 +851,7 @@ def _build_cond(analysis: ModuleAnalysis, chain: Chain, facts: _BodyFacts) -> _P
         outputs: list[str] = []
     else:
         outputs = _outputs(analysis, chain, branches)
-    operands = _operands(analysis, chain, branches, outputs)
+    operands, closures = _operands(analysis, chain, branches, outputs)
     scope = analysis.md.scope(statement)
     then_name = _fresh(scope, "_then", set())
     else_name = _fresh(scope, "_else", {then_name})
@@ -889,9 +889,14 @@ def _build_cond(analysis: ModuleAnalysis, chain: Chain, facts: _BodyFacts) -> _P
     rewrite = rewrite.replace(statement, replacement)
     if following is not None:
         rewrite = rewrite.replace(following, cst.RemovalSentinel.REMOVE)
-    reasons = condition.unsafe_reasons
-    note = "; the condition: " + "; ".join(reasons) if reasons else ""
-    summary = f"branch with torch.cond (unsafe: {_COND_WARNING}{note})"
+    notes = [_COND_WARNING]
+    if closures:
+        names = ", ".join(f"`{c}`" for c in closures)
+        notes.append(f"under torch.compile the host values the branches read ({names}) must "
+                     "not change between calls: torch.cond cannot take a Python float that "
+                     "Dynamo has made dynamic")
+    notes += condition.unsafe_reasons
+    summary = f"branch with torch.cond (unsafe: {'; '.join(notes)})"
     return _Plan(rewrite.unsafe(), summary)
 
 
@@ -1001,10 +1006,13 @@ class _StoreCollector(cst.CSTVisitor):
 
 
 def _operands(analysis: ModuleAnalysis, chain: Chain,
-              branches: Sequence[Sequence[cst.BaseStatement]], outputs: Sequence[str]) -> list[str]:
-    """The tensors the branch functions take: what they read that was bound before the
-    ``if``, and the outputs a branch passes through. Host values are reached by closure."""
+              branches: Sequence[Sequence[cst.BaseStatement]],
+              outputs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The tensors the branch functions take (what they read that was bound before the
+    ``if``, and the outputs a branch passes through), and the local host values they
+    reach by closure instead."""
     operands: list[str] = []
+    closures: list[str] = []
     statement = chain.start
     local = _local_names(analysis, statement)
 
@@ -1026,12 +1034,14 @@ def _operands(analysis: ModuleAnalysis, chain: Chain,
                     continue
                 if name in stored or _always_tensor(analysis, chain, name):
                     take(name)
+                elif name not in closures:
+                    closures.append(name)
             if isinstance(item, cst.SimpleStatementLine):
                 assigned |= {n for n, _ in _bindings(item)}
         for name in outputs:
             if _passes_through(name, branch) and name not in operands:
                 take(name)
-    return operands
+    return operands, [c for c in closures if c not in operands]
 
 
 def _passes_through(name: str, branch: Sequence[cst.BaseStatement]) -> bool:

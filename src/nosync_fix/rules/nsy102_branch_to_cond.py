@@ -70,8 +70,11 @@ class BranchToCond(Rule):
     shapes and dtypes, and may not mutate their inputs or return views of them: where the
     original got away with different shapes on the two paths, `torch.cond` raises. The
     operands are evaluated before the call (a name a branch reads must be bound before the
-    `if`), and every output is a new tensor. Dropping `.item()` from the predicate has the
-    same edges as in NSY101 (thresholds rounded to the tensor's dtype).
+    `if`), and every output is a new tensor. Host values the branches read (`max_norm`
+    above) are reached by closure: under `torch.compile` they must not change between
+    calls, since torch.cond cannot take a Python float that Dynamo has made dynamic (the
+    message names them). Dropping `.item()` from the predicate has the same edges as in
+    NSY101 (thresholds rounded to the tensor's dtype).
 
     There is no fix for `elif` chains, for branches that return different numbers of
     values or non-tensors, or that assign names used afterwards that are not tensors or are
