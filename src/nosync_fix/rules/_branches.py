@@ -290,7 +290,8 @@ class _BodyFacts:
     def describe(self) -> str:
         if self.controls:
             kinds = list(dict.fromkeys(self.controls))
-            return "has " + " and ".join(f"a `{k}`" for k in kinds)
+            return "has " + " and ".join(
+                f"{'an' if k == 'assert' else 'a'} `{k}`" for k in kinds)
         for flag, text in ((Effect.RNG, "draws random numbers"),
                            (Effect.INPLACE, "updates state in place"),
                            (Effect.IO, "prints, logs or writes"),
@@ -842,6 +843,10 @@ def _build_cond(analysis: ModuleAnalysis, chain: Chain, facts: _BodyFacts) -> _P
         branches.append([])
     if any(_binds(s) for branch in branches for s in branch):
         raise _NoFix("a branch binds a name with `:=`")
+    if Effect.READ in facts.effect or any(_tests_device(analysis, s)
+                                          for branch in branches for s in branch):
+        # torch.cond traces its branches whole: a host read inside one cannot be captured.
+        raise _NoFix("a branch itself reads a device value on the host")
     if returns:
         if not all(_is_return_line(branch[-1]) for branch in branches):
             raise _NoFix("a branch returns from inside a statement line")
@@ -860,7 +865,7 @@ def _build_cond(analysis: ModuleAnalysis, chain: Chain, facts: _BodyFacts) -> _P
         if returns:
             body = list(branch[:-1])
             returned = _tuple([_unaliased(e, branch[:-1]) for e in results[index]])
-            leading = branch[-1].leading_lines
+            leading = [line for line in branch[-1].leading_lines if line.comment]
         else:
             body = [s for s in branch if not _is_pass_line(s)]
             returned = _tuple([_unaliased(cst.Name(o), branch) for o in outputs])
@@ -921,6 +926,26 @@ def _is_pass_line(statement: cst.BaseStatement) -> bool:
 def _header_comments(body: cst.BaseSuite) -> list[cst.EmptyLine]:
     header = body.header if isinstance(body, cst.IndentedBlock) else body.trailing_whitespace
     return [cst.EmptyLine(comment=header.comment)] if header.comment is not None else []
+
+
+def _tests_device(analysis: ModuleAnalysis, node: cst.CSTNode) -> bool:
+    """Whether ``node`` holds an ``if``, ``while`` or conditional expression on a device value."""
+    finder = _DeviceTestFinder(analysis)
+    node.visit(finder)
+    return finder.found
+
+
+class _DeviceTestFinder(cst.CSTVisitor):
+    def __init__(self, analysis: ModuleAnalysis) -> None:
+        self.analysis = analysis
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.If, cst.While, cst.IfExp)) and device_condition(
+            self.analysis, node.test
+        ) is not None:
+            self.found = True
+        return not self.found
 
 
 def _returned(analysis: ModuleAnalysis, line: cst.BaseStatement) -> list[cst.BaseExpression]:
@@ -1009,8 +1034,8 @@ def _operands(analysis: ModuleAnalysis, chain: Chain,
               branches: Sequence[Sequence[cst.BaseStatement]],
               outputs: Sequence[str]) -> tuple[list[str], list[str]]:
     """The tensors the branch functions take (what they read that was bound before the
-    ``if``, and the outputs a branch passes through), and the local host values they
-    reach by closure instead."""
+    ``if``, and the outputs a branch passes through), and the local host values (numbers,
+    configuration) they reach by closure instead."""
     operands: list[str] = []
     closures: list[str] = []
     statement = chain.start
@@ -1034,7 +1059,7 @@ def _operands(analysis: ModuleAnalysis, chain: Chain,
                     continue
                 if name in stored or _always_tensor(analysis, chain, name):
                     take(name)
-                elif name not in closures:
+                elif name not in closures and _host_name(analysis, item, name):
                     closures.append(name)
             if isinstance(item, cst.SimpleStatementLine):
                 assigned |= {n for n, _ in _bindings(item)}
@@ -1042,6 +1067,13 @@ def _operands(analysis: ModuleAnalysis, chain: Chain,
             if _passes_through(name, branch) and name not in operands:
                 take(name)
     return operands, [c for c in closures if c not in operands]
+
+
+def _host_name(analysis: ModuleAnalysis, item: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` as read in ``item`` is known to hold a host value."""
+    finder = _FirstName(name)
+    item.visit(finder)
+    return finder.node is not None and analysis.kind(finder.node) is Kind.HOST
 
 
 def _passes_through(name: str, branch: Sequence[cst.BaseStatement]) -> bool:
