@@ -181,6 +181,13 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
                               f"and a {parts[1].dtype} tensor (torch.where would promote them)")
     reasons = list(condition.all_reasons)
     reasons += _value_reasons(analysis, parts, None)
+    assign = analysis.md.parent(node)
+    if isinstance(assign, cst.Assign) and any(p.aliases for p in parts) and any(
+        isinstance(t.target, cst.Name) and _used_by_identity(analysis, t.target)
+        for t in assign.targets
+    ):
+        reasons.append("the result is later updated in place or by identity; after the rewrite "
+                       "it is a new tensor, not one of the values")
     torch, rewrite = torch_ref(analysis, Rewrite("Select with torch.where"))
     rewrite = rewrite.replace(node, _where(torch, condition.tensor, strip_parens(node.body),
                                            strip_parens(node.orelse)))
@@ -478,7 +485,7 @@ def _where_plan(analysis: ModuleAnalysis, chain: Chain) -> _Plan:
     names = list(selection.names)
     if len(names) > 1:
         # Several statements: evaluate the tests once, before any name changes.
-        selection, statements = _hoist_tests(analysis, chain, torch)
+        selection, statements = _hoist_tests(analysis, chain)
     for name in names:
         statements.append(_assign(name, selection.names[name].expr))
     rewrite = rewrite.replace(chain.start, _replacement(chain, statements))
@@ -514,9 +521,10 @@ def _select(analysis: ModuleAnalysis, chain: Chain,
             for other in sorted(value.reads & set(assigned) - {name}):
                 # One statement per name, in `assigned` order: `name` may read `other` only
                 # if both the original and the rewrite read its value from before the `if`.
-                if assigned.index(other) < assigned.index(name) or branch.positions.get(
-                    other, len(branch.positions)
-                ) < branch.positions[name]:
+                if assigned.index(other) < assigned.index(name) or (
+                    other in branch.positions
+                    and branch.positions[other] < branch.positions[name]
+                ):
                     raise _Structural(f"`{name}` is computed from `{other}`, which the branch "
                                       "also assigns")
             if not value.tensor:
@@ -536,9 +544,6 @@ def _select(analysis: ModuleAnalysis, chain: Chain,
         known = {d for d in dtypes if d} | (_binding_classes(analysis, node) if current else set())
         if len(known) > 1:
             raise _NoFix(f"`{name}` is a {' or a '.join(sorted(known))} tensor depending on "
-                         "the path (torch.where would promote it)")
-        if len(dtypes) > 1 and None not in dtypes:
-            raise _NoFix(f"`{name}` is a {' or a '.join(sorted(dtypes))} tensor depending on "
                          "the path (torch.where would promote it)")
         reasons += _value_reasons(analysis, values, node)
         if any(v.aliases for v in values) and _used_by_identity(analysis, node):  # type: ignore
@@ -783,8 +788,8 @@ def _aliases(expr: cst.BaseExpression) -> bool:
         expr.func.attr.value in _VIEW_METHODS)
 
 
-def _hoist_tests(analysis: ModuleAnalysis, chain: Chain,
-                 torch: str) -> tuple[_Selection, list[cst.BaseStatement]]:
+def _hoist_tests(analysis: ModuleAnalysis,
+                 chain: Chain) -> tuple[_Selection, list[cst.BaseStatement]]:
     """Bind each test of the chain to a fresh name, and select with those names."""
     scope = analysis.md.scope(chain.start)
     taken: set[str] = set()
