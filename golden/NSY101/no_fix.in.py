@@ -40,3 +40,11 @@ def counter(x: torch.Tensor):
     if x.sum() > 0:
         n += 1
     return n
+
+
+def same_tensor_other_dtype(x: torch.Tensor, idx: torch.Tensor):
+    y = idx.long()
+    z = x.float()
+    if x.sum() > 0:
+        z = y
+    return z

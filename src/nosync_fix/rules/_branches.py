@@ -177,8 +177,9 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
         return Verdict(WHERE, f"{what}; no automatic fix: {problem}")
     parts = [_Value.of(analysis, v) for v in values]
     if parts[0].dtype and parts[1].dtype and parts[0].dtype != parts[1].dtype:
-        return Verdict(WHERE, f"{what}; no automatic fix: the values are a {parts[0].dtype} "
-                              f"and a {parts[1].dtype} tensor (torch.where would promote them)")
+        return Verdict(WHERE, f"{what}; no automatic fix: the values' dtypes differ "
+                              f"({parts[0].dtype} and {parts[1].dtype}; torch.where would "
+                              "promote them)")
     reasons = list(condition.all_reasons)
     reasons += _value_reasons(analysis, parts, None)
     assign = analysis.md.parent(node)
@@ -543,8 +544,9 @@ def _select(analysis: ModuleAnalysis, chain: Chain,
         dtypes = {v.dtype for v in values if v is not None}
         known = {d for d in dtypes if d} | (_binding_classes(analysis, node) if current else set())
         if len(known) > 1:
-            raise _NoFix(f"`{name}` is a {' or a '.join(sorted(known))} tensor depending on "
-                         "the path (torch.where would promote it)")
+            families = " or ".join(f"{'an' if d == 'int' else 'a'} {d}" for d in sorted(known))
+            raise _NoFix(f"`{name}` is {families} tensor depending on the path (torch.where "
+                         "would promote it)")
         reasons += _value_reasons(analysis, values, node)
         if any(v.aliases for v in values) and _used_by_identity(analysis, node):  # type: ignore
             reasons.append(f"`{name}` is later updated in place or by identity; after the "
