@@ -592,6 +592,10 @@ def _branch_values(analysis: ModuleAnalysis, body: cst.BaseSuite) -> _Selection:
             for name, value in _unpack(item.targets[0].target, item.value):
                 if _binds(value):
                     raise _NoFix(f"`{short(value)}` binds a name with `:=`")
+                if Effect.READ in expression_effect(analysis, value):
+                    # torch.where would run the read on every path: a sync (or an error)
+                    # the original had only on this one.
+                    raise _NoFix(f"`{short(value)}` reads a device value on the host")
                 add(name, _Value.of(analysis, value), index)
         elif isinstance(item, cst.AnnAssign) and item.value is not None and isinstance(
             item.target, cst.Name

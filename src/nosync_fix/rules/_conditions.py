@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis import Effect, HostRead, Kind, ModuleAnalysis
+from ..analysis import Effect, HostRead, Kind, ModuleAnalysis, Value
 from ..analysis import _tables as T
 from ..analysis.base import call_name, keyword_arg, positional_args, strip_parens
 from ._helpers import method_call, short
@@ -265,7 +265,7 @@ class _Translator:
 
     def _host_scalar(self, side: cst.BaseExpression) -> bool:
         """A host side of a comparison is one value when it is a number."""
-        return self.analysis.kind(side) is Kind.HOST
+        return _host_value(self.analysis, side)
 
     def _contains_read(self, expr: cst.BaseExpression) -> bool:
         finder = _ReadFinder(self)
@@ -404,16 +404,22 @@ def is_scalar(analysis: ModuleAnalysis, expr: cst.BaseExpression,
     if isinstance(expr, cst.UnaryOperation):
         return is_scalar(analysis, expr.expression, seen)
     if isinstance(expr, cst.BinaryOperation):
-        return all(is_scalar(analysis, s, seen) or analysis.kind(s) is Kind.HOST
+        return all(is_scalar(analysis, s, seen) or _host_value(analysis, s)
                    for s in (expr.left, expr.right))
     if isinstance(expr, cst.Comparison):
         sides = [expr.left] + [c.comparator for c in expr.comparisons]
-        return all(is_scalar(analysis, s, seen) or analysis.kind(s) is Kind.HOST for s in sides)
+        return all(is_scalar(analysis, s, seen) or _host_value(analysis, s) for s in sides)
     if isinstance(expr, cst.Name):
         return _all_assigned(analysis, expr, lambda value: is_scalar(analysis, value, seen))
     if isinstance(expr, cst.Call):
         return _scalar_call(analysis, expr, seen)
     return False
+
+
+def _host_value(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    """A host number, string or configuration value: not a tensor, array or container,
+    so it cannot broadcast a 0-dim tensor to more dimensions."""
+    return _number(expr) is not None or analysis.tensors.value(expr) is Value.HOST
 
 
 def _scalar_call(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int]) -> bool:
@@ -423,7 +429,7 @@ def _scalar_call(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int])
         if method in _REDUCTIONS and not call.args:
             return True
         if method in _SHAPE_KEEPING and all(
-            analysis.kind(a.value) is Kind.HOST or isinstance(a.value, (cst.Integer, cst.Float))
+            _host_value(analysis, a.value)
             for a in call.args
         ):
             return is_scalar(analysis, func.value, seen)
@@ -448,7 +454,7 @@ def _scalar_call(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int])
                 reduction.evaluated_value in ("mean", "sum")))
         if q.startswith("torch.") and q.count(".") == 1 and last in _SHAPE_KEEPING and args:
             return is_scalar(analysis, args[0], seen) and all(
-                analysis.kind(a) is Kind.HOST for a in args[1:])
+                _host_value(analysis, a) for a in args[1:])
     return False
 
 
