@@ -70,3 +70,28 @@ def test_rewrite_removes_graph_breaks(code: str, name: str, expect: str) -> None
         torch.testing.assert_close(compiled(x * scale, 1.0), original(x * scale, 1.0),
                                    rtol=0, atol=0)
     torch._dynamo.reset()
+
+
+class _HostReads(torch.overrides.TorchFunctionMode):
+    """Counts the tensor methods that hand a device value to Python (each a sync on CUDA)."""
+
+    READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        if getattr(func, "__name__", "") in self.READS:
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def test_where_rewrite_reads_nothing_on_the_host() -> None:
+    fixed = fix_code(WHERE, select=["NSY101"], unsafe_fixes=True, all_paths=True).fixed
+    counts = []
+    for code in (WHERE, fixed):
+        with _HostReads() as reads:
+            _function(code, "step")(torch.linspace(-2, 2, 16), 1.0)
+        counts.append(reads.count)
+    assert counts[0] == 2 and counts[1] == 0, counts

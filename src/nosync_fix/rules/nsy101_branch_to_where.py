@@ -89,7 +89,7 @@ class BranchToWhere(Rule):
     summary = "`if` on a device value that only assigns tensors: select with `torch.where`"
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
-    triggers = ("if ",)
+    triggers = ("if",)
 
     def visit_If(self, node: cst.If) -> None:
         verdict = judge_if(self.analysis, node)

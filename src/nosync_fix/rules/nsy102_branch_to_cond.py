@@ -91,7 +91,7 @@ class BranchToCond(Rule):
     summary = "`if` on a device value that returns or computes tensors: use `torch.cond`"
     fix_kind = "unsafe"
     cost = "sync and graph break"
-    triggers = ("if ",)
+    triggers = ("if",)
 
     def visit_If(self, node: cst.If) -> None:
         verdict = judge_if(self.analysis, node)

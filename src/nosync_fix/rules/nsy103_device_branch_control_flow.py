@@ -66,7 +66,7 @@ class DeviceBranchControlFlow(Rule):
                "effects: report with the sync-free idiom")
     fix_kind = "none"
     cost = "sync and graph break"
-    triggers = ("if ",)
+    triggers = ("if",)
 
     def visit_If(self, node: cst.If) -> None:
         verdict = judge_if(self.analysis, node)

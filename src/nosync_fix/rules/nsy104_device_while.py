@@ -64,7 +64,7 @@ class DeviceWhile(Rule):
     summary = "`while` on a device value: the host waits at every iteration"
     fix_kind = "none"
     cost = "sync and graph break"
-    triggers = ("while ",)
+    triggers = ("while",)
 
     def visit_While(self, node: cst.While) -> None:
         if device_condition(self.analysis, node.test) is None:
