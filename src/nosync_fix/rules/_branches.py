@@ -437,7 +437,6 @@ class _Value:
     shape: _Shape
     #: The expression is a plain reference, or a view: the original aliases it.
     aliases: bool
-    reasons: tuple[str, ...] = ()
     dtype: str | None = None
 
     @classmethod
@@ -653,8 +652,6 @@ def _value_reasons(analysis: ModuleAnalysis, values: Sequence[_Value | None],
     """Why selecting among ``values`` with torch.where may differ from branching."""
     reasons: list[str] = []
     present = [v for v in values if v is not None]
-    for value in present:
-        reasons += value.reasons
     hazard = next((v.shape.hazard for v in present if v.shape.hazard), None)
     if hazard:
         reasons.append(f"torch.where computes every value, so `{hazard}` also runs on the path "
