@@ -63,6 +63,10 @@ class HotPaths:
                 return False
         return False
 
+    def is_compile_check(self, test: cst.BaseExpression) -> bool:
+        """Whether ``test`` asks ``torch.compiler.is_compiling()`` or a relative (maybe negated)."""
+        return self._is_compile_check(test)
+
     # -- implementation ----------------------------------------------------------------------
 
     def _reason(self, node: cst.CSTNode) -> str | None:

@@ -1,0 +1,16 @@
+# golden: --unsafe-fixes
+import torch
+import torch.nn as nn
+
+
+class Stabilizer(nn.Module):
+    def __init__(self, limit: float):
+        super().__init__()
+        self.limit = limit
+        self.net = nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = self.net(x)
+        if h.abs().max().item() > self.limit:
+            h = h * 0.5
+        return h

@@ -1,0 +1,10 @@
+# golden: --unsafe-fixes --all-paths
+import torch
+
+
+def split(x: torch.Tensor, y: torch.Tensor):
+    if x.sum() > y.sum():
+        d = x - y
+        return d, y
+    else:
+        return x, y - x

@@ -1,0 +1,102 @@
+"""NSY101 branch-to-where."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ._branches import WHERE, judge_if, judge_if_expression
+from .base import Rule
+
+
+class BranchToWhere(Rule):
+    """
+    ## What it does
+    Finds `if` statements and conditional expressions whose test reads a device value
+    (a comparison with a tensor, or with `.item()` / `float()` / `int()` / `bool()` of one;
+    `t.any()`, `t.all()`, `torch.isnan(t).any()`; a bare tensor; `and` / `or` / `not` of
+    these) when every branch only assigns tensors to plain names. Each assigned name
+    becomes one `name = torch.where(cond, then_value, else_value)`: a branch that does not
+    assign the name keeps its current value, and `elif` chains become nested `torch.where`
+    calls. The test keeps its meaning on the device: `loss.item() > 5` becomes `loss > 5`,
+    and `and` / `or` / `not` become `&` / `|` / `~`. When several names are assigned, the
+    tests are evaluated once, into `cond`, before any of them changes.
+
+    ## Why is this slow?
+    `if` needs a Python `bool`: the host waits until the device has finished all queued
+    work (a sync), reads one value, and only then queues more. Under `torch.compile` the
+    branch also splits the graph in two. `torch.where` selects on the device: no wait, and
+    one graph.
+
+    ## Example
+    ```python
+    import torch
+
+    x = torch.randn(8)
+    for step in range(3):
+        if x.abs().max() > 1.0:
+            x = x * 0.5
+    print(x)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    x = torch.randn(8)
+    for step in range(3):
+        x = torch.where(x.abs().max() > 1.0, x * 0.5, x)
+    print(x)
+    ```
+
+    ## Fix safety
+    `torch.where` is not an `if`: it computes both values, broadcasts them against each
+    other and the condition, promotes their dtypes, and returns a new tensor through which
+    gradients reach every input. The fix is safe only when none of that can show:
+
+    - the test is proven to be a single value (`t.any()`, `t.sum() > 0`, a loss). An `if`
+      on a tensor with several elements raises, and `.item()` accepts a one-element tensor
+      of any shape; `torch.where` would broadcast either;
+    - the test drops no read, or compares it with a threshold exact in every dtype
+      (`0`, `10`, `0.5`): `t.item() > 0.1` compares in float64 on the host, `t > 0.1`
+      rounds 0.1 to the tensor's dtype;
+    - every value is the same tensor changed only by `+`, `-`, `*` with numbers, `abs`,
+      `relu`, `clamp` with numbers and the like, so that shape and dtype stay the same
+      (a float tensor times 0.5 stays a float tensor; an integer one would not) and the
+      untaken value cannot produce inf/NaN or raise;
+    - every value depends on the same tensors: `torch.where(c, torch.zeros_like(h), h)`
+      still sends (zero) gradients to `h` where the original cut them, and optimizers such
+      as Adam then update parameters the original left alone;
+    - the name is not updated in place or compared by identity later (it now holds a new
+      tensor, not an alias).
+
+    Otherwise the fix is unsafe and the message names the reason; division, `log`,
+    `sqrt`, `pow` ... in a value are the usual one (`0 * inf` makes NaN gradients through the
+    untaken value). There is no fix when a value is a Python number, the name may not be
+    bound or may hold a Python number before the `if`, the values' dtypes differ (a bool
+    mask and a float tensor), the test mixes host and device values (`step > 10 and
+    loss > 5` would evaluate both), or the branches depend on each other in ways one
+    `torch.where` per name cannot express (NSY102 then offers `torch.cond`). Running
+    extremes (`if val.item() < best: best = val.item()`) are NSY203's.
+
+    ## When not to apply
+    When the branch is expensive and rarely taken: `torch.where` computes it on every
+    call, and in eager mode the rewrite can be slower than the sync it removes. When the
+    host needs the decision anyway (to choose what to print or which file to write).
+    """
+
+    code = WHERE
+    name = "branch-to-where"
+    summary = "`if` on a device value that only assigns tensors: select with `torch.where`"
+    fix_kind = "safe/unsafe"
+    cost = "sync and graph break"
+    triggers = ("if",)
+
+    def visit_If(self, node: cst.If) -> None:
+        verdict = judge_if(self.analysis, node)
+        if verdict is not None and verdict.code == self.code:
+            self.report(node, verdict.message, verdict.rewrite)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        verdict = judge_if_expression(self.analysis, node)
+        if verdict is not None:
+            self.report(node, verdict.message, verdict.rewrite)
