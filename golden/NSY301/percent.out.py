@@ -10,5 +10,5 @@ def train(model, loader, optimizer):
         optimizer.step()
         deferred_print(percent_fmt("step %d loss %.4f", (step, item(loss))))
         deferred_print(percent_fmt("loss %.2e", item(loss)))
-        deferred_print(percent_fmt("loss %.3f (step %d)", (item(loss, float), step)))
+        deferred_print(percent_fmt("loss %.3f (step %d)", (loss, step)))
         deferred_print(percent_fmt("%(loss).2f", {"loss": item(loss)}))

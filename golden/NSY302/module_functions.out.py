@@ -10,6 +10,6 @@ def train(model, loader):
     for step, (x, y) in enumerate(loader):
         loss = F.mse_loss(model(x), y)
         deferred_log(logging.info, fmt("step {} loss {:.4f}", step, item(loss)))
-        deferred_log(logging.warning, "loss %.3f at step %d", item(loss, float), step)
+        deferred_log(logging.warning, "loss %.3f at step %d", loss, step)
         deferred_log(info, fmt("loss {:.2f}", item(loss)))
         deferred_log(logging.getLogger("train").error, "loss %s", item(loss))

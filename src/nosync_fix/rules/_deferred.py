@@ -13,12 +13,13 @@ comparison, a comprehension) blocks the fix; the finding says why.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata.scope_provider import ImportAssignment
 
+from .._percent import conversions as percent_conversions
+from .._percent import is_numeric
 from ..analysis import Kind, ModuleAnalysis
 from ..rewrite import Rewrite
 from ._helpers import short
@@ -32,11 +33,6 @@ _READS = {"item": ("item", None), "float": ("item", "float"), "int": ("item", "i
           "bool": ("item", "bool"), "tolist": ("tolist", None)}
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo,
                cst.Power)
-#: %-conversions of a tensor argument, by what Python calls on it.
-_PERCENT_FLOAT = frozenset("eEfFgG")
-_PERCENT_INT = frozenset("diu")
-_PERCENT_SPEC = re.compile(r"%(?:\((?P<key>[^)]*)\))?[#0 +\-]*(?P<width>\*|\d+)?"
-                           r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<type>.?)", re.S)
 
 
 @dataclass
@@ -55,6 +51,7 @@ class Plan:
 
     @property
     def changed(self) -> bool:
+        """Something in the expression is deferred (its node may be the original one)."""
         return self.deferred > 0
 
 
@@ -164,7 +161,7 @@ class Planner:
     def _combine_call(self, call: cst.Call) -> Plan:
         first = self.value(call.args[0].value)
         rest = [self.value(a.value) for a in call.args[1:]]
-        if any(p.changed for p in rest):
+        if any(p.deferred for p in rest):
             return blocked(call, f"`{short(call)}` rounds to a number of digits read from "
                                  "the device")
         plans = {"0": first, **{str(i + 1): p for i, p in enumerate(rest)}}
@@ -321,16 +318,15 @@ class Planner:
     def percent_argument(self, value: cst.BaseExpression, conversion: str | None) -> Plan:
         """The deferred form of an argument of ``%`` formatting with conversion ``conversion``.
 
-        A tensor formatted by ``%f`` is ``float(t)``, by ``%d`` ``int(t)``: deferred as
-        such. By ``%s`` or ``%r`` it prints ``tensor(...)``: not deferred.
+        A tensor formatted by ``%f`` (``float(t)``) or ``%d`` (``int(t)``) is left as it
+        is: ``percent_fmt`` and ``deferred_log`` read it at flush time. Formatted by
+        ``%s`` or ``%r`` it prints ``tensor(...)``: not deferred.
         """
         plan = self.value(value)
         if plan.changed or plan.blocker or not self.is_tensor(value):
             return plan
-        if conversion in _PERCENT_FLOAT:
-            return Plan(self.names.call("item", value, cst.Name("float")), 1, {"item"})
-        if conversion in _PERCENT_INT:
-            return Plan(self.names.call("item", value, cst.Name("int")), 1, {"item"})
+        if is_numeric(conversion):
+            return Plan(value, 1)
         return blocked(value, f"`{short(value)}` is formatted as a tensor (`tensor(...)`), "
                               "which needs the device now")
 
@@ -354,22 +350,6 @@ def string_value(node: cst.BaseExpression) -> str | None:
             return None
         return value if isinstance(value, str) else None
     return None
-
-
-def percent_conversions(template: str) -> dict[int | str, str] | None:
-    """The conversion letter of each %-argument (by position, or by key); None if ``*`` is used."""
-    found: dict[int | str, str] = {}
-    position = 0
-    for match in _PERCENT_SPEC.finditer(template):
-        if match.group("type") == "%" and match.group(0) == "%%":
-            continue
-        if match.group("width") == "*" or match.group("precision") == "*":
-            return None
-        key = match.group("key")
-        found[key if key is not None else position] = match.group("type")
-        if key is None:
-            position += 1
-    return found
 
 
 class _ReadFinder(cst.CSTVisitor):

@@ -120,7 +120,7 @@ class DeferredPrint(Rule):
             if not plan.changed and not plan.blocker and planner.is_tensor(arg.value):
                 plan.blocker = (f"it prints the tensor `{short(arg.value)}` as `tensor(...)`, "
                                 "with device and autograd details; print a number instead")
-            reads_device = reads_device or plan.changed or plan.blocker is not None
+            reads_device = reads_device or plan.deferred > 0 or plan.blocker is not None
             if plan.blocker:
                 blockers.append(plan.blocker)
             plans.append(plan)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
+from .._percent import conversions as percent_conversions
 from ..rewrite import Rewrite
-from ._deferred import Plan, Planner, RuntimeNames, percent_conversions, string_value
+from ._deferred import Plan, Planner, RuntimeNames, string_value
 from ._helpers import short
 from .base import Rule, RuleContext
 
@@ -144,12 +145,12 @@ class DeferredLogging(Rule):
                     plan.blocker = (f"the message is the tensor `{short(arg.value)}` "
                                     "(`tensor(...)` text)")
             elif len(positional) == index + 2 and isinstance(arg.value, cst.Dict):
-                plan = planner.percent_operand(arg.value, conversions)  # "%(name)s" arguments
+                plan = planner.percent_operand(arg.value, conversions)
             else:
                 conversion = conversions.get(position) if conversions is not None else None
                 plan = planner.percent_argument(arg.value, conversion)
                 position += 1
-            reads_device = reads_device or plan.changed or plan.blocker is not None
+            reads_device = reads_device or plan.deferred > 0 or plan.blocker is not None
             if plan.blocker:
                 blockers.append(plan.blocker)
             plans.append(plan)

@@ -183,7 +183,7 @@ class MetricWriterTensor(Rule):
                 self.report(call, f"{what} reads the device (no automatic fix: {plan.blocker})")
                 return
             plans.append(plan)
-        if not any(p.changed for p in plans):
+        if not any(p.deferred for p in plans):
             return
         args = [a.with_changes(value=p.node) for a, p in zip(call.args, plans, strict=True)]
         first = cst.Arg(call.func, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))

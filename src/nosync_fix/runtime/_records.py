@@ -9,8 +9,18 @@ from typing import Any
 
 import torch
 
+from .._percent import conversions, is_numeric
 from . import _buffer
-from ._values import Deferred, NotCapturable, Text, capture, is_immutable, resolve
+from ._values import (
+    Deferred,
+    NotCapturable,
+    Text,
+    capture,
+    host_stand_in,
+    is_immutable,
+    resolve,
+    snapshottable,
+)
 
 # -- print -------------------------------------------------------------------------------------
 
@@ -98,7 +108,7 @@ def deferred_log(method: Callable[..., Any], /, *args: Any, **kwargs: Any) -> No
         return _log_now(method, (level,) if name == "log" else (), kwargs)
     msg, *rest = args
     try:
-        msg, rest_args = capture(msg), capture(tuple(rest))
+        msg, rest_args = capture(msg), capture(_with_stand_ins(msg, tuple(rest)))
         if kwargs.get("extra") is not None:
             capture(dict(kwargs["extra"]))
     except NotCapturable:
@@ -106,6 +116,27 @@ def deferred_log(method: Callable[..., Any], /, *args: Any, **kwargs: Any) -> No
     record = _make_record(logger, level, msg, rest_args, **kwargs)
     _buffer.add((_emit_log, (logger, record, msg, record.args)))
     return None
+
+
+def _with_stand_ins(msg: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` with each tensor that ``msg`` formats as a number (``%.4f``, ``%d``)
+    replaced by a host stand-in; other tensors are left for :func:`capture` to refuse."""
+    if type(msg) is not str or not any(isinstance(a, torch.Tensor) or type(a) is dict
+                                       for a in args):
+        return args
+    found = conversions(msg)
+    if found is None:
+        return args
+
+    def stand_in(value: Any, key: int | str) -> Any:
+        if isinstance(value, torch.Tensor) and is_numeric(found.get(key)) and (
+                snapshottable(value)):
+            return host_stand_in(value)
+        return value
+
+    if len(args) == 1 and type(args[0]) is dict:  # "%(name).4f" with a mapping
+        return ({k: stand_in(v, k) for k, v in args[0].items()},)
+    return tuple(stand_in(a, i) for i, a in enumerate(args))
 
 
 def _logging_target(method: Callable[..., Any]) -> tuple[logging.Logger, str, bool] | None:

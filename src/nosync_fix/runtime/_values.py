@@ -20,10 +20,13 @@ template itself instead of using ``string.Formatter``).
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+
+from .._percent import FLOAT_CONVERSIONS, conversions, is_numeric
 
 #: Values of these types cannot change after they are recorded: kept as they are.
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None))
@@ -45,7 +48,7 @@ def snapshot(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().clone(memory_format=torch.contiguous_format)
 
 
-def _snapshottable(value: object) -> bool:
+def snapshottable(value: object) -> bool:
     return (type(value) in _PLAIN_TENSORS and value.layout == torch.strided  # type: ignore
             and not value.is_quantized and not value.is_meta)  # type: ignore[attr-defined]
 
@@ -199,14 +202,50 @@ def item(tensor: Any, convert: Callable[[Any], Any] | None = None) -> Any:
     """
     if convert is not None and convert not in _CONVERSIONS:
         raise TypeError(f"convert must be one of float, int, bool, complex, not {convert!r}")
-    if not _snapshottable(tensor) or tensor.numel() != 1:
+    return _item(tensor, convert, caller_depth=2)
+
+
+def _item(tensor: Any, convert: Callable[[Any], Any] | None, caller_depth: int) -> Any:
+    """:func:`item`; ``caller_depth`` frames up is the line that made the read."""
+    if not snapshottable(tensor) or tensor.numel() != 1:
         return tensor.item() if convert is None else convert(tensor)
+    if convert is not None and tensor.requires_grad and not torch.compiler.is_compiling():
+        _warn_as_conversion(convert, tensor.dtype, caller_depth + 1)
     return Deferred(torch.Tensor.item if convert is None else convert, snapshot(tensor))
+
+
+def _warn_as_conversion(convert: Callable[[Any], Any], dtype: torch.dtype,
+                        caller_depth: int) -> None:
+    """Give the warning ``convert(tensor)`` gives for a tensor that requires grad, now, at
+    the caller's line: torch warns once per process, and the original read would have."""
+    with warnings.catch_warnings(record=True) as caught, torch._C.DisableTorchFunction():
+        warnings.simplefilter("always")
+        convert(torch.zeros((), dtype=dtype, requires_grad=True))  # a CPU tensor of ours
+    for warning in caught:
+        warnings.warn(warning.message, stacklevel=caller_depth + 1)
+
+
+def host_stand_in(tensor: torch.Tensor) -> Deferred:
+    """At flush time, a host copy of ``tensor`` that formats as the tensor does as a number.
+
+    For ``%``-formatting done by someone else (logging's ``msg % args``), which then
+    calls ``float()``/``int()`` on it, with the same result and the same warning for
+    a tensor that requires grad.
+    """
+    return Deferred(_requiring_grad if tensor.requires_grad else _same, snapshot(tensor))
+
+
+def _requiring_grad(host: torch.Tensor) -> torch.Tensor:
+    return host.clone().requires_grad_(True)
+
+
+def _same(host: torch.Tensor) -> torch.Tensor:
+    return host
 
 
 def tolist(tensor: Any) -> Any:
     """``tensor.tolist()`` at flush time (at once for anything but a plain strided tensor)."""
-    if not _snapshottable(tensor):
+    if not snapshottable(tensor):
         return tensor.tolist()
     return Deferred(torch.Tensor.tolist, snapshot(tensor))
 
@@ -273,21 +312,40 @@ def percent_fmt(template: str, args: Any, /) -> Text | str:
     """``template % args``, evaluated at flush time.
 
     ``args`` is what stood right of ``%``: a tuple, a dict, or a single value.
-    It is deferred when every value in it is deferred or of an immutable
-    builtin type; otherwise (a list, a tensor, an object whose ``str`` may
-    change) the text is formatted now.
+    A tensor formatted as a number (``%.4f`` calls ``float(t)``, ``%d``
+    ``int(t)``) is read at flush time. The text is deferred when every value
+    is then deferred or of an immutable builtin type; otherwise (a list, a
+    tensor formatted by ``%s``, an object whose ``str`` may change) it is
+    formatted now.
     """
     if type(template) is str:
+        found = conversions(template)
+        # Plain loops, no comprehensions: _as_number counts the frames up to the caller.
         if type(args) is tuple:
-            packed, values = args, args
+            numbers = []
+            for index, value in enumerate(args):
+                numbers.append(_as_number(value, found, index))
+            packed: Any = tuple(numbers)
+            values = packed
         elif type(args) is dict:
-            packed = dict(args)
+            packed = {}
+            for key, value in args.items():
+                packed[key] = _as_number(value, found, key)
             values = tuple(packed.values())
         else:
-            packed, values = args, (args,)
+            packed = _as_number(args, found, 0)
+            values = (packed,)
         if all(isinstance(v, (Deferred, Text)) or is_immutable(v) for v in values):
             return Text(((Deferred(operator.mod, template, packed), None, ""),))
     return template % resolve(args, {})
+
+
+def _as_number(value: Any, found: dict[int | str, str] | None, key: int | str) -> Any:
+    """A tensor that ``%`` formats as a number: the deferred ``float(t)`` or ``int(t)``."""
+    if found is None or not isinstance(value, torch.Tensor) or not is_numeric(found.get(key)):
+        return value
+    convert = float if found[key] in FLOAT_CONVERSIONS else int
+    return _item(value, convert, caller_depth=3)  # _as_number, percent_fmt, the caller
 
 
 def resolve(value: Any, host: dict[int, torch.Tensor]) -> Any:
@@ -429,7 +487,7 @@ def _field(value: Any, conversion: str | None, spec: str) -> object:
         # Immutable values too: formatting them later gives the same text, and under
         # torch.compile an int may be symbolic, which Dynamo cannot format.
         return (value, conversion, spec)
-    if conversion is None and type(value) is torch.Tensor and _snapshottable(value) and (
+    if conversion is None and type(value) is torch.Tensor and snapshottable(value) and (
             value.dim() == 0):
         # Tensor.__format__ of a 0-dim tensor formats its number: a host copy does the same.
         return (snapshot(value), None, spec)
