@@ -9,5 +9,6 @@ def train(model, loader):
         deferred_print(
             fmt("epoch {:3d} "
             "{{literal braces}} "
-            "loss {:.4f}", epoch, item(loss))
+            "loss {:.4f}",
+            epoch, item(loss))
         )

@@ -197,8 +197,13 @@ class Planner:
         template, args, deferred, names = built
         if not deferred:
             return Plan(expr)
-        call = self.names.call("fmt", template, *args).with_changes(lpar=expr.lpar,
-                                                                   rpar=expr.rpar)
+        # A template written over several lines gets its arguments on a line of their own.
+        after_template = cst.Comma(whitespace_after=_spacing(
+            expr.whitespace_between if isinstance(expr, cst.ConcatenatedString)
+            else cst.SimpleWhitespace(" ")))
+        call = cst.Call(self.names.ref("fmt"),
+                        [cst.Arg(template, comma=after_template)] + [cst.Arg(a) for a in args],
+                        lpar=expr.lpar, rpar=expr.rpar)
         return Plan(call, deferred, names | {"fmt"}, is_text=True)
 
     def _template(self, expr: cst.BaseExpression):  # type: ignore[no-untyped-def]
@@ -273,7 +278,10 @@ class Planner:
             1 for a, p in pairs if not p.changed and self.is_tensor(a.value))
         if not deferred:
             return Plan(call)
-        args = [cst.Arg(template)] + [a.with_changes(value=p.node) for a, p in pairs]
+        # The line break after `.format(` goes after the template: the arguments stay put.
+        after_template = cst.Comma(whitespace_after=_spacing(call.whitespace_before_args))
+        args = [cst.Arg(template, comma=after_template)] + [
+            a.with_changes(value=p.node) for a, p in pairs]
         names = set().union(*(p.names for p in plans)) | {"fmt"}
         new = cst.Call(self.names.ref("fmt"), args, lpar=call.lpar, rpar=call.rpar)
         return Plan(new, deferred, names, is_text=True)
@@ -283,7 +291,9 @@ class Planner:
         plan = self.percent_operand(expr.right, percent_conversions(string_value(expr.left) or ""))
         if plan.blocker or not plan.changed:
             return plan if plan.blocker else Plan(expr)
-        call = self.names.call("percent_fmt", expr.left, plan.node).with_changes(
+        after_template = cst.Comma(whitespace_after=_spacing(expr.operator.whitespace_before))
+        call = cst.Call(self.names.ref("percent_fmt"), [
+            cst.Arg(expr.left, comma=after_template), cst.Arg(plan.node)],
             lpar=expr.lpar, rpar=expr.rpar)
         return Plan(call, plan.deferred, plan.names | {"percent_fmt"}, is_text=True)
 
@@ -333,6 +343,13 @@ class Planner:
     def _plain_or_blocked(self, expr: cst.BaseExpression, what: str) -> Plan:
         reading = self.first_read(expr)
         return Plan(expr) if reading is None else blocked(expr, f"{what} cannot be deferred")
+
+
+def _spacing(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    """``whitespace`` if it breaks the line, else a single space."""
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace
+    return cst.SimpleWhitespace(" ")
 
 
 def _is_format_call(call: cst.Call) -> bool:

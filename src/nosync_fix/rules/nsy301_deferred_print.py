@@ -57,9 +57,16 @@ class DeferredPrint(Rule):
     Safe: the text, the separators and the stream are the same. Numbers are
     formatted from the same Python values (`item(loss)` is `loss.item()` of a
     copy taken when the line ran; arithmetic on it is Python's own, at flush
-    time). Other values in the line are captured when it runs. Anything the
+    time; a tensor given to `%.4f` is `float()`-ed at flush time, as `%`
+    would). Other values in the line are captured when it runs. Anything the
     runtime cannot defer exactly — a tensor subclass, a value that may change
-    before the flush — is formatted at once, as the original did.
+    before the flush — is formatted at once, as the original did. torch's
+    warning for `float()` of a tensor that requires grad is given when the
+    line runs, as before.
+
+    A line whose formatting raises (`{loss.item():d}` of a float, a division
+    by zero in `{a.item() / b:.2f}`) raises at the flush instead of at the
+    `print`: the program fails either way, at another place.
 
     Lines are written later, but never out of order: the runtime writes
     pending lines before anything else is written to `sys.stdout` or

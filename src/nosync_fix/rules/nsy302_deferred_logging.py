@@ -84,7 +84,9 @@ class DeferredLogging(Rule):
     thread, caller (`%(filename)s`, `%(lineno)d`, `%(funcName)s`), `extra`,
     `exc_info` and `stack_info` are those of the original call, and the level
     is checked then. Only the device values are filled in later, from the
-    same Python numbers (`%`-formatting and f-string fields as in NSY301).
+    same Python numbers (`%`-formatting and f-string fields as in NSY301; a
+    tensor passed for `%.4f` stays in the call, and logging formats a host
+    copy of it).
     The handlers see the records in order, before any ordinary logging call
     and before anything else is written to `sys.stdout`/`sys.stderr`.
 

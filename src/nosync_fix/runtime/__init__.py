@@ -20,13 +20,16 @@ The pieces
     at flush time too, with Python's own operators on the host value.
 ``fmt(template, *args, **kwargs)``, ``percent_fmt(template, args)``
     ``template.format(...)`` and ``template % args`` with deferred fields.
-    Plain values are formatted at once, so the text shows them as they were.
+    Values that may change (a list, an object) are formatted at once, so the
+    text shows them as they were. A 0-dim tensor formatted as a number
+    (``{t:.3f}``, ``%.3f``) is read at flush time.
 ``deferred_print(*objects, sep=, end=, file=, flush=)``
     ``print`` at the next flush.
 ``deferred_log(logger.info, msg, *args, **kwargs)``
     a logging call whose record (time, thread, caller, ``extra``) is made now
     and handled at the next flush. Also ``logging.info`` and the other levels,
-    ``.log(level, ...)`` and ``.exception``.
+    ``.log(level, ...)`` and ``.exception``. A tensor argument formatted as a
+    number (``"%.4f"``) is handed to logging as a host copy.
 ``deferred_call(function, *args, **kwargs)``
     any other call, such as ``writer.add_scalar``, at the next flush.
 ``flush()``
@@ -40,7 +43,8 @@ original time and caller. Wherever that cannot be guaranteed — a tensor
 printed as ``tensor(...)`` (its ``device=``/``grad_fn=`` suffixes describe the
 device tensor, not a host copy), a value that may change before the flush (a
 list), a tensor subclass — the value is computed at once, as the original
-did: slower, never different.
+did: slower, never different. torch's warning for ``float()`` of a tensor
+that requires grad is given where the original gave it.
 
 When records are written
 ------------------------

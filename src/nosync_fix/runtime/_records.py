@@ -76,13 +76,15 @@ def deferred_log(method: Callable[..., Any], /, *args: Any, **kwargs: Any) -> No
     caller (file, line, function), ``extra`` and exception info are those of
     this call — and handed to the logger's handlers at flush time, with the
     deferred values in its message and arguments computed. The level is
-    checked now, as the logger would.
+    checked now, as the logger would. A tensor argument that the message
+    formats as a number (``"loss %.4f"``) is handed to the handlers as a host
+    copy, which logging formats exactly as it would the tensor.
 
     The call is made at once, with deferred values computed now, when it
     cannot be deferred exactly: another callable (a LoggerAdapter, a Logger
     subclass overriding the method), a message or argument that may change
-    before the flush (a list, a tensor), inside ``torch.compile``, or on
-    Python < 3.11.
+    before the flush (a list, a tensor formatted by ``%s``), inside
+    ``torch.compile``, or on Python < 3.11.
     """
     target = _logging_target(method)
     if target is None or torch.compiler.is_compiling() or sys.version_info < (3, 11):
