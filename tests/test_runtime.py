@@ -505,7 +505,7 @@ def _compiled_step(x: torch.Tensor, step: int) -> torch.Tensor:
 def test_recording_inside_torch_compile_has_no_graph_break() -> None:
     explanation = torch._dynamo.explain(_compiled_step)(torch.ones(3), 5)
     flush()
-    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_break_count == 0 and explanation.break_reasons == []
     assert explanation.graph_count == 1
 
 
@@ -576,3 +576,14 @@ def test_percent_conversions(template: str, found) -> None:
     from nosync_fix._percent import conversions
 
     assert conversions(template) == found
+
+
+def test_importing_the_package_alone_loads_nothing() -> None:
+    import subprocess
+
+    code = ("import sys, nosync_fix.runtime as runtime\n"
+            "assert 'torch' not in sys.modules and not hasattr(sys.stdout, 'wrapped')\n"
+            "from nosync_fix.runtime import deferred_print\n"
+            "assert 'torch' in sys.modules and hasattr(sys.stdout, 'wrapped')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)

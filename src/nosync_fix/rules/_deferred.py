@@ -194,9 +194,11 @@ class Planner:
         built = self._template(expr)
         if isinstance(built, Plan):
             return built
-        template, args, deferred, names = built
-        if not deferred:
+        template, args, deferred, names, unknown = built
+        if not deferred and not unknown:
             return Plan(expr)
+        # With nothing known to defer, a field of unknown type may still be a tensor: the
+        # runtime reads it at flush time (this form is used if the call is rewritten).
         # A template written over several lines gets its arguments on a line of their own.
         after_template = cst.Comma(whitespace_after=_spacing(
             expr.whitespace_between if isinstance(expr, cst.ConcatenatedString)
@@ -207,21 +209,23 @@ class Planner:
         return Plan(call, deferred, names | {"fmt"}, is_text=True)
 
     def _template(self, expr: cst.BaseExpression):  # type: ignore[no-untyped-def]
-        """``(template, args, deferred, names)`` for a string literal, or a blocked Plan."""
+        """``(template, args, deferred, names, fields of unknown type)`` for a string
+        literal, or a blocked Plan."""
         if isinstance(expr, cst.ConcatenatedString):
             left, right = self._template(expr.left), self._template(expr.right)
             for side in (left, right):
                 if isinstance(side, Plan):
                     return side
             template = expr.with_changes(left=left[0], right=right[0])
-            return template, left[1] + right[1], left[2] + right[2], left[3] | right[3]
+            return (template, left[1] + right[1], left[2] + right[2], left[3] | right[3],
+                    left[4] + right[4])
         if isinstance(expr, cst.SimpleString):
             prefix, quote = expr.prefix.lower(), expr.quote
             body = expr.value[len(expr.prefix) + len(quote):-len(quote)]
             if "b" in prefix or ("\\N" in body and "r" not in prefix):
                 return blocked(expr, "a string part cannot be made a template")
             body = body.replace("{", "{{").replace("}", "}}")
-            return expr.with_changes(value=expr.prefix + quote + body + quote), [], 0, set()
+            return expr.with_changes(value=expr.prefix + quote + body + quote), [], 0, set(), 0
         if isinstance(expr, cst.FormattedString):
             return self._fstring(expr)
         return blocked(expr, "not a string literal")
@@ -229,7 +233,7 @@ class Planner:
     def _fstring(self, node: cst.FormattedString):  # type: ignore[no-untyped-def]
         body: list[str] = []
         args: list[cst.BaseExpression] = []
-        deferred = 0
+        deferred = unknown = 0
         names: set[str] = set()
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
@@ -248,6 +252,8 @@ class Planner:
             names |= plan.names
             if not plan.changed and part.conversion is None and self.is_tensor(part.expression):
                 deferred += 1  # Tensor.__format__ reads a 0-dim tensor: the runtime defers it
+            elif not plan.changed and self.analysis.kind(part.expression) is Kind.UNKNOWN:
+                unknown += 1
             args.append(plan.node)
             field = "{" + (f"!{part.conversion}" if part.conversion else "")
             if spec is not None:
@@ -256,7 +262,7 @@ class Planner:
         prefix = node.prefix.replace("f", "").replace("F", "")
         quote = node.start[len(node.prefix):]
         template = cst.SimpleString(prefix + quote + "".join(body) + node.end)
-        return template, args, deferred, names
+        return template, args, deferred, names, unknown
 
     def _unfixable_fstring(self, node: cst.FormattedString, what: str) -> Plan:
         reading = self.first_read(node)
@@ -276,7 +282,7 @@ class Planner:
         pairs = list(zip(call.args, plans, strict=True))
         deferred = sum(p.deferred for p in plans) + sum(
             1 for a, p in pairs if not p.changed and self.is_tensor(a.value))
-        if not deferred:
+        if not deferred and all(self.analysis.kind(a.value) is Kind.HOST for a in call.args):
             return Plan(call)
         # The line break after `.format(` goes after the template: the arguments stay put.
         after_template = cst.Comma(whitespace_after=_spacing(call.whitespace_before_args))
@@ -289,8 +295,14 @@ class Planner:
     def _percent(self, expr: cst.BinaryOperation) -> Plan:
         """``"..." % args`` as ``percent_fmt("...", args)``."""
         plan = self.percent_operand(expr.right, percent_conversions(string_value(expr.left) or ""))
-        if plan.blocker or not plan.changed:
-            return plan if plan.blocker else Plan(expr)
+        if plan.blocker:
+            return plan
+        values = ([e.value for e in expr.right.elements]  # type: ignore[union-attr]
+                  if isinstance(expr.right, (cst.Tuple, cst.Dict)) else [expr.right])
+        if not plan.changed and all(self.analysis.kind(v) is Kind.HOST for v in values):
+            return Plan(expr)
+        # Even with nothing known to defer, a value of unknown type may be a tensor that
+        # `%f` reads: percent_fmt reads it at flush time (used if the call is rewritten).
         after_template = cst.Comma(whitespace_after=_spacing(expr.operator.whitespace_before))
         call = cst.Call(self.names.ref("percent_fmt"), [
             cst.Arg(expr.left, comma=after_template), cst.Arg(plan.node)],

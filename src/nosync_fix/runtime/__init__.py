@@ -75,33 +75,49 @@ read; the runtime then says on stderr how many records were lost.
 
 from __future__ import annotations
 
-from . import _buffer
-from ._buffer import DEFAULT_FLUSH_EVERY, DEFAULT_FLUSH_SECONDS, OrderedStream, flush
-from ._records import deferred_call, deferred_log, deferred_print
-from ._values import Deferred, Text, fmt, item, percent_fmt, tolist
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._buffer import DEFAULT_FLUSH_EVERY, DEFAULT_FLUSH_SECONDS, OrderedStream, flush
+    from ._records import deferred_call, deferred_log, deferred_print
+    from ._values import Deferred, Text, fmt, item, percent_fmt, tolist
+
+#: Where each public name lives. They are loaded on first use, so that importing the
+#: package alone (as tools that walk nosync_fix do) neither imports torch nor installs
+#: the hooks; ``from nosync_fix.runtime import deferred_print`` does both.
+_EXPORTS = {
+    "DEFAULT_FLUSH_EVERY": "_buffer", "DEFAULT_FLUSH_SECONDS": "_buffer",
+    "OrderedStream": "_buffer", "flush": "_buffer",
+    "deferred_call": "_records", "deferred_log": "_records", "deferred_print": "_records",
+    "Deferred": "_values", "Text": "_values", "fmt": "_values", "item": "_values",
+    "percent_fmt": "_values", "tolist": "_values",
+}
 
 __all__ = [
-    "DEFAULT_FLUSH_EVERY",
-    "DEFAULT_FLUSH_SECONDS",
-    "Deferred",
-    "OrderedStream",
-    "Text",
-    "configure",
-    "deferred_call",
-    "deferred_log",
-    "deferred_print",
-    "flush",
-    "fmt",
-    "item",
-    "pending",
-    "percent_fmt",
-    "tolist",
+    "DEFAULT_FLUSH_EVERY", "DEFAULT_FLUSH_SECONDS", "Deferred", "OrderedStream", "Text",
+    "configure", "deferred_call", "deferred_log", "deferred_print", "flush", "fmt", "item",
+    "pending", "percent_fmt", "tolist",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def configure(*, flush_every: int | None = None, flush_seconds: float | None = None,
               immediate: bool | None = None) -> None:
     """Change when records are flushed (the environment variables set the defaults)."""
+    from . import _buffer
+
     if flush_every is not None:
         if flush_every < 1:
             raise ValueError("flush_every must be at least 1")
@@ -116,4 +132,6 @@ def configure(*, flush_every: int | None = None, flush_seconds: float | None = N
 
 def pending() -> int:
     """How many records wait for a flush."""
+    from . import _buffer
+
     return _buffer.pending_count()
