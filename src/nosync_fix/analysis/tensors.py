@@ -646,6 +646,20 @@ class TensorFacts:
             return self._is_config(node.value)
         return False
 
+    def self_attribute_values(self, node: cst.BaseExpression) -> list[cst.CSTNode] | None:
+        """What is assigned to ``self.<attr>`` in the class of ``node`` (a ``self.<attr>``
+        expression in a method); None when ``node`` is not such an expression.
+
+        Assignments through unpacking give a placeholder name ``_``; annotations
+        without a value give the annotation.
+        """
+        if not isinstance(node, cst.Attribute):
+            return None
+        cls = self._self_class(node.value)
+        if cls is None:
+            return None
+        return [value for _, value in self._class_attributes(cls).get(node.attr.value, [])]
+
     def _self_class(self, base: cst.BaseExpression) -> cst.ClassDef | None:
         """The class when ``base`` is the ``self`` parameter of one of its methods."""
         if not isinstance(base, cst.Name):
@@ -761,6 +775,10 @@ class TensorFacts:
             if local is not None and local is not cls and self.is_dataset_class(local):
                 return True
         return False
+
+    def local_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of this module that the name ``expr`` refers to, if any."""
+        return self._local_class(expr)
 
     def _local_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         definition = self._local_definition(expr)
