@@ -38,3 +38,10 @@ def test_every_module_outside_runtime_and_verify_avoids_torch() -> None:
             "    importlib.import_module(m.name)\n"
             "assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_runtime_does_not_load_the_fixer() -> None:
+    """Rewritten training code imports nosync_fix.runtime: it must not pay for LibCST."""
+    code = ("import sys\nfrom nosync_fix.runtime import deferred_print, fmt, item\n"
+            "assert 'libcst' not in sys.modules and 'nosync_fix.engine' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

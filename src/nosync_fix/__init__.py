@@ -20,12 +20,14 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .config import ConfigError, Settings, load_settings
-from .engine import process_source
-from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
-from .runner import FileOutcome, Mode, run
+if TYPE_CHECKING:
+    from .config import ConfigError, Settings, load_settings
+    from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
+    from .runner import FileOutcome
 
 __version__ = "0.1.0"
 
@@ -46,10 +48,27 @@ __all__ = [
     "load_settings",
 ]
 
+# The names are loaded on first use: code rewritten by nosync-fix imports
+# nosync_fix.runtime, and that must not pull in LibCST and the whole fixer.
+_LAZY = {
+    "ConfigError": "config", "Settings": "config", "load_settings": "config",
+    "Applicability": "findings", "Edit": "findings", "FileError": "findings",
+    "Finding": "findings", "Fix": "findings", "FixResult": "findings",
+    "FileOutcome": "runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def _settings(settings: Settings | None, select: Iterable[str] | None,
               ignore: Iterable[str] | None, unsafe_fixes: bool | None,
               all_paths: bool | None = None) -> Settings:
+    from .config import Settings
+
     base = settings or Settings()
     return base.with_overrides(
         select=tuple(select) if select is not None else None,
@@ -77,6 +96,8 @@ def fix_code(
     unchanged with ``error`` set; this function does not raise for bad input.
     Raises :class:`ConfigError` for unknown rule codes.
     """
+    from .engine import process_source
+
     chosen = _settings(settings, select, ignore, unsafe_fixes, all_paths)
     return process_source(source, filename, chosen, fix=True)
 
@@ -95,6 +116,8 @@ def check_code(
 
     Raises :class:`ValueError` when the source cannot be parsed.
     """
+    from .engine import process_source
+
     chosen = _settings(settings, select, ignore, unsafe_fixes, all_paths)
     result = process_source(source, filename, chosen, fix=False)
     if result.error is not None:
@@ -117,6 +140,8 @@ def fix_paths(
     Returns one :class:`FileOutcome` per file (or per path that failed), with the
     :class:`FixResult` and whether the file was written.
     """
+    from .runner import Mode, run
+
     chosen = _settings(settings, select, ignore, unsafe_fixes)
     return run(list(paths), chosen, Mode.FIX if write else Mode.DIFF, jobs=jobs,
                with_edits=False)
