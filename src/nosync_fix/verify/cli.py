@@ -46,13 +46,15 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
               help="Fixer rules to apply (when --after is not given).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Fixer rules not to apply.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply the fixes marked unsafe.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="torch intra-op threads for the run [default: torch's choice].")
 @click.option("--no-timing", is_flag=True,
               help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
                    "still compiled once, with --backend).")
 def command(file: str, entry: str, inputs: str, after: str | None, device: str, trials: int,
             seed: int, backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
-            no_timing: bool) -> int:
+            threads: int | None, no_timing: bool) -> int:
     """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
 
     Runs FILE and its rewrite (the fixer's output, or --after) side by side on
@@ -67,7 +69,7 @@ def command(file: str, entry: str, inputs: str, after: str | None, device: str, 
         report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
-                        measure_time=not no_timing)
+                        measure_time=not no_timing, threads=threads)
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
     text = render(report)

@@ -303,8 +303,7 @@ def resolve_device(device: str) -> tuple[str, str]:
         if not torch.cuda.is_available():
             raise VerifyUsageError("--device cuda: CUDA is not available on this machine")
         return device, torch.cuda.get_device_name(torch.device(device))
-    return "cpu", f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores, " \
-                  f"{torch.get_num_threads()} torch threads)"
+    return "cpu", f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
 
 def _read(path: Path, what: str) -> str:
@@ -338,6 +337,7 @@ def verify(
     measure_time: bool = True,
     rtol: float | None = None,
     atol: float | None = None,
+    threads: int | None = None,
 ) -> Report:
     """Verify the rewrite of ``file``: the fixer's output, or the file ``after``.
 
@@ -346,10 +346,13 @@ def verify(
     tuple or ``(args, kwargs)``. Raises :class:`VerifyUsageError` for requests
     that cannot be carried out (missing file or function, no CUDA, a file that
     the fixer cannot parse); everything the code under test does wrong is in the
-    report instead.
+    report instead. ``threads`` sets torch's intra-op threads for the run (fewer
+    threads than cores keep timings steadier on a busy machine).
     """
     if trials < 1 or repeat < 1 or warmup < 0:
         raise VerifyUsageError("trials and repeat must be at least 1, warmup at least 0")
+    if threads is not None and threads < 1:
+        raise VerifyUsageError("threads must be at least 1")
     if backend not in BACKENDS:
         raise VerifyUsageError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
     path = Path(file)
@@ -358,8 +361,7 @@ def verify(
     fixes: list[str] = []
     remaining: list[str] = []
     if after is None:
-        after_text, fixes, remaining = _fixed(before_text, str(path), select, ignore,
-                                              unsafe_fixes)
+        after_text, fixes, remaining = _fixed(before_text, path, select, ignore, unsafe_fixes)
         after_name = f"{path.resolve()} (fixed)"
     else:
         after_text = _read(Path(after), "after-file")
@@ -382,6 +384,10 @@ def verify(
         report.notes.append("the rewritten file is identical to the original")
 
     modules = LoadedModules()
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+        report.threads = threads
     with importable_from(str(path.resolve().parent)):
         try:
             _Verification(report, before, rewritten, modules, entry, inputs, device, backend,
@@ -390,22 +396,27 @@ def verify(
         finally:
             modules.close()
             torch._dynamo.reset()
+            torch.set_num_threads(previous_threads)
     return report
 
 
-def _fixed(text: str, filename: str, select: Iterable[str] | None,
-           ignore: Iterable[str] | None, unsafe_fixes: bool) -> tuple[str, list[str], list[str]]:
+def _fixed(text: str, path: Path, select: Iterable[str] | None, ignore: Iterable[str] | None,
+           unsafe_fixes: bool) -> tuple[str, list[str], list[str]]:
+    """What `nosync-fix FILE` would write (the project's [tool.nosync-fix] settings apply)."""
     from .. import ConfigError, fix_code
+    from ..config import find_config, load_settings
 
     try:
-        result = fix_code(text, filename=filename, select=select, ignore=ignore,
-                          unsafe_fixes=unsafe_fixes)
+        config = find_config(path.resolve().parent)
+        settings = load_settings(config) if config is not None else None
+        result = fix_code(text, filename=str(path), select=select, ignore=ignore,
+                          unsafe_fixes=unsafe_fixes, settings=settings)
     except ConfigError as error:
         raise VerifyUsageError(str(error)) from None
     if result.error is not None:
-        raise VerifyUsageError(f"the fixer cannot process {filename}: {result.error.message}")
+        raise VerifyUsageError(f"the fixer cannot process {path}: {result.error.message}")
     fixes = [f"{f.code} line {f.line}" for f in result.applied]
-    remaining = [f"{f.code} line {f.line}{'' if f.fix is None else ' (fixable)'}"
+    remaining = [f"{f.code} line {f.line}" + ("" if f.fix is None else " (unsafe fix)")
                  for f in result.findings]
     return result.fixed, fixes, remaining
 
@@ -445,10 +456,13 @@ class _Verification:
         inputs = function(module, self.inputs, "inputs", source.name)
         return module, entry, inputs
 
-    def _prepared(self, source: Source, seed: int, **options: Any) -> tuple[Any, tuple, dict]:
-        """A fresh module of ``source``, its entry and its inputs for ``seed``."""
-        _module, entry, inputs = self._load(source, seed, **options)
-        args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+    def _prepared(self, source: Source, seed: int) -> tuple[Any, tuple, dict] | str:
+        """A fresh module of ``source``, its entry and inputs for ``seed``, or why not."""
+        try:
+            _module, entry, inputs = self._load(source, seed)
+            args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+        except Exception as error:
+            return f"preparing failed: {type(error).__name__}: {_first_line(str(error))}"
         return entry, args, kwargs
 
     # -- phases ----------------------------------------------------------------------------
@@ -488,7 +502,16 @@ class _Verification:
         for trial in range(report.trials):
             seed = report.seed + trial
             old = self._call(self.before, seed, tree=tree, extra_globals=extra)
-            new = self._call(self.after, seed)
+            try:
+                new = self._call(self.after, seed)
+            except Exception as error:  # the rewrite cannot even be prepared for this seed
+                equivalence.trials += 1
+                equivalence.failed_trials += 1
+                if len(equivalence.failures) < MAX_FAILURES:
+                    equivalence.failures.append(Failure(
+                        trial, seed, "preparing the rewritten version",
+                        f"{type(error).__name__}: {_first_line(str(error))}"))
+                continue
             report.before.syncs.add(old.syncs)
             report.after.syncs.add(new.syncs)
             comparison = self._compare(old, new)
@@ -507,8 +530,15 @@ class _Verification:
                 equivalence.warnings.append(warning)
 
     def _call(self, source: Source, seed: int, **options: Any) -> _Run:
-        module, entry, inputs = self._load(source, seed, **options)
-        args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+        try:
+            module, entry, inputs = self._load(source, seed, **options)
+            args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+        except Exception as error:
+            if source is self.before and not isinstance(error, VerifyUsageError):
+                raise VerifyUsageError(
+                    f"{source.name}: preparing seed {seed} failed: "
+                    f"{type(error).__name__}: {_first_line(str(error))}") from None
+            raise
         run = _Run(module, args, kwargs)
         seed_everything(seed)
         with captured() as printed, count_syncs(source.filename, self.device) as syncs:
@@ -556,7 +586,11 @@ class _Verification:
     def _eager_timing(self) -> None:
         calls = []
         for source, version in self._versions():
-            entry, args, kwargs = self._prepared(source, self.report.seed)
+            prepared = self._prepared(source, self.report.seed)
+            if isinstance(prepared, str):
+                version.eager_error = prepared
+                return
+            entry, args, kwargs = prepared
             call = _quiet_call(entry, args, kwargs)
             try:
                 call()  # the first call is never timed
@@ -572,7 +606,11 @@ class _Verification:
         torch._dynamo.reset()
         compiled = []
         for source, version in self._versions():
-            entry, args, kwargs = self._prepared(source, self.report.seed)
+            prepared = self._prepared(source, self.report.seed)
+            if isinstance(prepared, str):
+                version.compile_error = version.breaks.error = prepared
+                return
+            entry, args, kwargs = prepared
             observed = compile_and_observe(entry, args, kwargs, source.filename, self.backend,
                                            self._now)
             version.breaks = observed.breaks

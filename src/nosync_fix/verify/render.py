@@ -135,7 +135,8 @@ def render(report: Report) -> str:
     out = [f"nosync-verify {report.file} --entry {report.entry}"
            + (f" --after {report.after_file}" if report.after_file else "")]
     load = f", load average {report.load_average:g}" if report.load_average is not None else ""
-    out.append(f"device {report.device} ({report.device_name}{load}), torch "
+    out.append(f"device {report.device} ({report.device_name}, {report.threads} torch "
+               f"threads{load}), torch "
                f"{report.torch_version}, backend {report.backend}, {report.trials} trials, "
                f"{report.repeat} repeats")
     for note in report.notes:

@@ -117,6 +117,8 @@ class _Reads:
             self.count_cpu or tensor.device.type not in ("cpu", "meta"))
 
     def record(self, kind: str) -> None:
+        if self.count_cpu and kind == "item" and _reads_optimizer_step_counter():
+            return
         self.count.total += 1
         self.count.by_kind[kind] += 1
         self.count.by_site[(self._line(), kind)] += 1
@@ -166,6 +168,24 @@ class _Reads:
         if name in ("_to_copy", "copy_"):
             return "to host" if _is_device_to_host(name, args, kwargs) else None
         return None
+
+
+def _reads_optimizer_step_counter() -> bool:
+    """Whether torch.optim is reading its ``step`` counter (``_get_value``).
+
+    With the default ``capturable=False`` optimizers keep that counter in a CPU
+    tensor whatever the parameters' device, so the read is never a sync; on a
+    CPU run it must not be counted as one.
+    """
+    frame = sys._getframe(3)
+    for _ in range(4):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "_get_value" and frame.f_code.co_filename.replace(
+                "\\", "/").endswith("torch/optim/optimizer.py"):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 def _is_mask(index: object) -> bool:
