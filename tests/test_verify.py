@@ -471,6 +471,39 @@ def test_timing_and_compiled_measurements(original, tmp_path):
     assert "CPU: no device queue, sync cost not represented" in data["notes"]
 
 
+def test_checkpoint_puts_a_training_step_back_in_place():
+    from nosync_fix.verify.timing import Checkpoint
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(8, 3)
+
+    def train_step():
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+        x.mul_(1.5)
+
+    train_step()  # momentum buffers exist from here on
+    checkpoint = Checkpoint((model, optimizer, x))
+    saved = {k: v.clone() for k, v in model.state_dict().items()}
+    train_step()
+    assert not torch.equal(model[0].weight, saved["0.weight"])
+    identity = model[0].weight
+    checkpoint.restore()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, saved[key]), key
+    assert model[0].weight is identity  # restored in place: compiled guards still hold
+    first = [p.clone() for p in model.parameters()]
+    train_step()
+    after_one = [p.clone() for p in model.parameters()]
+    checkpoint.restore()
+    train_step()
+    assert all(torch.equal(a, b) for a, b in zip(after_one, model.parameters(), strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(first, after_one, strict=True))
+
+
 def test_assert_verified(original, tmp_path):
     report = assert_verified(str(original), "step", after=write(tmp_path, "a.py", CORRECT),
                              trials=2, measure_time=False, measure_breaks=False)

@@ -37,9 +37,11 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
               help="Input seeds on which the two versions must agree.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The first seed.")
 @click.option("--backend", type=click.Choice(["inductor", "aot_eager", "eager"]),
-              default="inductor", show_default=True, help="torch.compile backend for timing.")
+              default="inductor", show_default=True,
+              help="torch.compile backend: graphs, breaks and compiled time.")
 @click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Timed calls per version and mode (after one warm-up call).")
+              help="Timed calls per version and mode (the first call and one more "
+                   "warm-up call are not timed).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
               default=None, metavar="OUT", help="Also write the report as JSON ('-': stdout).")
 @click.option("--select", multiple=True, metavar="CODES",

@@ -46,7 +46,7 @@ from .loading import (
     seed_everything,
 )
 from .syncs import SyncCount, count_syncs
-from .timing import Timing, time_pair
+from .timing import Timed, Timing, time_pair
 
 BACKENDS = ("inductor", "aot_eager", "eager")
 CPU_NOTE = "CPU: no device queue, sync cost not represented"
@@ -591,13 +591,13 @@ class _Verification:
                 version.eager_error = prepared
                 return
             entry, args, kwargs = prepared
-            call = _quiet_call(entry, args, kwargs)
+            timed = self._timed(entry, args, kwargs)
             try:
-                call()  # the first call is never timed
+                timed.call()  # the first call is never timed
             except Exception as error:
                 version.eager_error = f"{type(error).__name__}: {_first_line(str(error))}"
                 return
-            calls.append(call)
+            calls.append(timed)
         self.report.before.eager, self.report.after.eager = time_pair(
             calls[0], calls[1], repeats=self.repeat, warmup=self.warmup, device=self.device)
 
@@ -616,7 +616,7 @@ class _Verification:
             version.breaks = observed.breaks
             version.compile_s = observed.first_call_s
             version.compile_error = observed.breaks.error
-            compiled.append((observed, _quiet_call(observed.function, args, kwargs)))
+            compiled.append((observed, self._timed(observed.function, args, kwargs)))
         if not timing or any(observed.breaks.error for observed, _ in compiled):
             return
         with dynamo_quiet():
@@ -631,6 +631,11 @@ class _Verification:
         for (observed, _), version in zip(compiled, (self.report.before, self.report.after),
                                           strict=True):
             version.recompiles = observed.backend.graphs - (observed.breaks.graph_count or 0)
+
+    def _timed(self, function: Any, args: tuple, kwargs: dict) -> Timed:
+        seed = self.report.seed
+        return Timed(_quiet_call(function, args, kwargs), roots=(args, kwargs),
+                     reseed=lambda: seed_everything(seed))
 
     def _now(self) -> float:
         if self.device.startswith("cuda"):
