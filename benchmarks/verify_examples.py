@@ -55,6 +55,23 @@ def _timing(before: float | None, after: float | None, ratio: float | None) -> s
     return f"{text} ({ratio:.2f}x)" if ratio else text
 
 
+def _noise(reports: list) -> list[str]:
+    """The speed-ups the controls (unchanged files) show: the noise band of this run."""
+    controls = [r for r in reports if not r.changed]
+    if not controls:
+        return []
+    bands = []
+    for mode in ("eager", "compiled"):
+        ratios = [r.speedup[mode] for r in controls if r.speedup[mode] is not None]
+        if ratios:
+            bands.append(f"{min(ratios):.2f}x to {max(ratios):.2f}x {mode}")
+    if not bands:
+        return []
+    return ["", f"**Noise in this run:** the {len(controls)} controls measured speed-ups of "
+            f"{' and '.join(bands)} for identical code; a speed-up inside that band is not a "
+            "measured effect of the rewrite."]
+
+
 def write_report(reports: list, output: Path, command: str, seconds: float) -> None:
     from nosync_fix.verify.render import render, table
 
@@ -97,8 +114,9 @@ def write_report(reports: list, output: Path, command: str, seconds: float) -> N
             f"| {'PASS' if report.passed else 'FAIL'} |")
     lines += ["", "Speed-ups are before / after: above 1 the rewrite is faster. Rules for most "
               "patterns in these examples are still being written; an example whose file the "
-              "fixer leaves unchanged is verified against itself (a control: equal counts, "
-              "times within noise).", ""]
+              "fixer leaves unchanged is verified against itself, a control: equal counts, "
+              "and times that differ only by noise."]
+    lines += _noise(reports) + [""]
     for report in reports:
         lines += [f"## {Path(report.file).name}", "", "```text", *table(report), "```", ""]
         details = render(report).split("\n")

@@ -504,6 +504,19 @@ def test_checkpoint_puts_a_training_step_back_in_place():
     assert not all(torch.equal(a, b) for a, b in zip(first, after_one, strict=True))
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_verify_on_cuda(original, tmp_path):
+    after = write(tmp_path, "after.py", CORRECT)
+    report = verify(original, "step", after=after, device="cuda", backend="eager", trials=2,
+                    repeat=3)
+    assert report.passed, report.problems
+    assert report.device == "cuda" and "CPU" not in " ".join(report.notes)
+    # inputs are moved to the GPU (example_inputs takes no device): every read is a sync
+    assert (report.before.syncs_per_call, report.after.syncs_per_call) == (5, 1)
+    assert report.before.syncs.cuda_sync_warnings >= report.after.syncs.cuda_sync_warnings > 0
+    assert report.before.eager_ms > 0 and report.after.compiled_ms > 0
+
+
 def test_assert_verified(original, tmp_path):
     report = assert_verified(str(original), "step", after=write(tmp_path, "a.py", CORRECT),
                              trials=2, measure_time=False, measure_breaks=False)

@@ -475,11 +475,13 @@ class _Verification:
             raise
         except Exception as error:
             raise VerifyUsageError(f"{self.report.file} fails when imported: "
-                                   f"{type(error).__name__}: {error}") from None
+                                   f"{type(error).__name__}: {_first_line(str(error))}") from None
         try:
             self._load(self.after, base)
         except Exception as error:
-            message = f"the rewritten file fails when imported: {type(error).__name__}: {error}"
+            message = f"the rewritten file: {error}" if isinstance(error, VerifyUsageError) \
+                else (f"the rewritten file fails when imported: {type(error).__name__}: "
+                      f"{_first_line(str(error))}")
             self.report.equivalence.fatal = message
             self.report.after.load_error = message
             return

@@ -203,7 +203,7 @@ def _is_device_to_host(name: str, args: tuple, kwargs: dict) -> bool:
     if kwargs.get("non_blocking") is True:
         return False
     if name == "copy_":
-        if len(args) < 2:
+        if len(args) < 2 or (len(args) > 2 and args[2] is True):  # copy_(src, non_blocking)
             return False
         dst, src = args[0], args[1]
         return (isinstance(dst, torch.Tensor) and isinstance(src, torch.Tensor)
