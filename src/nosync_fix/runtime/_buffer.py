@@ -98,8 +98,13 @@ class RecordsLost(RuntimeError):
     """The snapshots of pending records could not be copied to the host (a device error)."""
 
 
+#: How many batches have been fetched: lets a sync counter (nosync-verify) tell the
+#: reads of one flush apart from the next, and count each flush as one transfer.
+flush_serial = 0
+
+
 def _flush_locked() -> None:
-    global _flushing, _last_flush, _queued_writes
+    global _flushing, _last_flush, _queued_writes, flush_serial
     if _flushing:
         return  # an emitted record wrote to a wrapped stream: let it through
     _flushing = True
@@ -108,6 +113,7 @@ def _flush_locked() -> None:
             batch = _pending[:]
             del _pending[:len(batch)]
             _queued_writes = 0
+            flush_serial += 1
             try:
                 host = _fetch(batch)
             except Exception as error:

@@ -1,0 +1,111 @@
+"""The ``nosync-verify`` command line.
+
+Exit codes: 0 when the rewrite behaves like the original and has no more graph
+breaks and no more syncs; 1 otherwise; 2 for usage errors (one line on stderr).
+torch is imported only once the arguments are known to be usable.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+import click
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--entry", required=True, metavar="NAME",
+              help="The function of FILE to run and measure.")
+@click.option("--inputs", default="example_inputs", show_default=True, metavar="NAME",
+              help="A function of FILE that takes a seed (and optionally device=) and returns "
+                   "the entry's arguments: a tuple, or (args, kwargs).")
+@click.option("--after", "after", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The rewritten file to verify [default: the fixer's output for FILE].")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+              show_default=True, help="Where to run: auto picks CUDA when it is available.")
+@click.option("--trials", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Input seeds on which the two versions must agree.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The first seed.")
+@click.option("--backend", type=click.Choice(["inductor", "aot_eager", "eager"]),
+              default="inductor", show_default=True,
+              help="torch.compile backend: graphs, breaks and compiled time.")
+@click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Timed calls per version and mode (the first call and one more "
+                   "warm-up call are not timed).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
+              default=None, metavar="OUT", help="Also write the report as JSON ('-': stdout).")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Fixer rules to apply (when --after is not given).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Fixer rules not to apply.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply the fixes marked unsafe.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="torch intra-op threads for the run [default: torch's choice].")
+@click.option("--no-timing", is_flag=True,
+              help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
+                   "still compiled once, with --backend).")
+def command(file: str, entry: str, inputs: str, after: str | None, device: str, trials: int,
+            seed: int, backend: str, repeat: int, json_out: str | None,
+            select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
+            threads: int | None, no_timing: bool) -> int:
+    """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
+
+    Runs FILE and its rewrite (the fixer's output, or --after) side by side on
+    identically seeded inputs, and exits 0 only when the rewrite behaves the same
+    and has no more graph breaks and no more syncs than the original.
+    """
+    from .core import verify
+    from .loading import VerifyUsageError
+    from .render import render
+
+    try:
+        report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
+                        seed=seed, backend=backend, repeat=repeat, select=_codes(select),
+                        ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
+                        measure_time=not no_timing, threads=threads)
+    except VerifyUsageError as error:
+        raise click.UsageError(str(error)) from None
+    text = render(report)
+    if json_out == "-":
+        click.echo(json.dumps(report.as_dict(), indent=2))
+        click.echo(text, err=True)
+    else:
+        click.echo(text)
+        if json_out:
+            try:
+                with open(json_out, "w", encoding="utf-8") as handle:
+                    json.dump(report.as_dict(), handle, indent=2)
+                    handle.write("\n")
+            except OSError as error:
+                raise click.UsageError(f"cannot write {json_out}: {error.strerror}") from None
+    return report.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: usage errors are one line and exit 2."""
+    try:
+        code = command.main(args=list(argv) if argv is not None else None,
+                            prog_name="nosync-verify", standalone_mode=False)
+    except click.UsageError as error:
+        click.echo(f"nosync-verify: error: {error.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.Abort:
+        click.echo("nosync-verify: aborted", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as error:
+        click.echo(f"nosync-verify: error: {error.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+if __name__ == "__main__":
+    main()

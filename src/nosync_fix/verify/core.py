@@ -1,0 +1,692 @@
+"""``verify()``: run the original and the rewritten file side by side and compare.
+
+The phases, each on fresh module objects seeded identically:
+
+1. equivalence: ``trials`` seeds; each version is loaded, given its inputs and
+   called in eager mode while its host reads are counted; everything the call
+   left behind is compared (see :mod:`.compare`), and the original runs
+   instrumented to count the outcomes of the conditions the rewrite touched
+   (see :mod:`.coverage`);
+2. compiled: each version is compiled with ``backend``; its first call gives
+   the graphs and graph breaks (see :mod:`.breaks`), then the two versions are
+   timed, alternating;
+3. eager time, the two versions alternating.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sys
+import time
+import tokenize
+import types
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .breaks import BreakReport, compile_and_observe, dynamo_quiet
+from .capture import Printed, captured
+from .compare import Comparison, Observation, Observer, Raised, compare, rng_state
+from .coverage import PROBE, Condition, changes, instrument
+from .loading import (
+    LoadedModules,
+    Source,
+    VerifyUsageError,
+    flush_deferred_output,
+    function,
+    importable_from,
+    make_inputs,
+    quiet,
+    seed_everything,
+)
+from .syncs import SyncCount, count_syncs
+from .timing import Timed, Timing, time_pair
+
+BACKENDS = ("inductor", "aot_eager", "eager")
+CPU_NOTE = "CPU: no device queue, sync cost not represented"
+#: Failures listed in a report (the count of failing trials is always complete).
+MAX_FAILURES = 20
+
+
+@dataclass
+class VersionReport:
+    """What was measured for one version of the file."""
+
+    filename: str
+    breaks: BreakReport = field(default_factory=BreakReport)
+    syncs: SyncCount = field(default_factory=SyncCount)
+    eager: Timing | None = None
+    compiled: Timing | None = None
+    compile_s: float | None = None
+    #: Graphs compiled after the first call (guards that failed: recompilations).
+    recompiles: int | None = None
+    #: Why a timing is missing: the version failed to run eagerly or to compile.
+    eager_error: str | None = None
+    compile_error: str | None = None
+    #: The version could not be loaded at all.
+    load_error: str | None = None
+
+    @property
+    def graph_count(self) -> int | None:
+        return self.breaks.graph_count
+
+    @property
+    def graph_breaks(self) -> int | None:
+        return self.breaks.graph_breaks
+
+    @property
+    def syncs_per_call(self) -> float | None:
+        return self.syncs.per_call if self.syncs.calls else None
+
+    @property
+    def eager_ms(self) -> float | None:
+        return self.eager.median_ms if self.eager else None
+
+    @property
+    def compiled_ms(self) -> float | None:
+        return self.compiled.median_ms if self.compiled else None
+
+    def as_dict(self, lines: list[str]) -> dict[str, Any]:
+        calls = self.syncs.calls or 1
+        return {
+            "graph_count": self.graph_count,
+            "graph_breaks": self.graph_breaks,
+            "frames_skipped": self.breaks.frames_skipped if self.graph_breaks is not None
+            else None,
+            "break_reasons": [
+                {"reason": r.reason, "line": r.line or None, "source": _line(lines, r.line),
+                 "location": r.location or None, "frame_skipped": r.frame_skipped}
+                for r in self.breaks.reasons],
+            "break_events": self.breaks.events if self.graph_breaks is not None else None,
+            "break_error": self.breaks.error,
+            "syncs": _round(self.syncs_per_call),
+            "syncs_by_kind": {kind: _round(n / calls)
+                              for kind, n in sorted(self.syncs.by_kind.items())},
+            "sync_sites": [
+                {"line": line or None, "kind": kind, "per_call": _round(n / calls),
+                 "source": _line(lines, line)}
+                for (line, kind), n in sorted(self.syncs.by_site.items())],
+            "cuda_sync_warnings": _round(self.syncs.cuda_sync_warnings / calls)
+            if self.syncs.calls else None,
+            "eager_ms": _round(self.eager_ms),
+            "compiled_ms": _round(self.compiled_ms),
+            "eager": self.eager.as_dict() if self.eager else None,
+            "compiled": self.compiled.as_dict() if self.compiled else None,
+            "compile_s": _round(self.compile_s),
+            "recompiles": self.recompiles,
+            "eager_error": self.eager_error,
+            "compile_error": self.compile_error,
+            "load_error": self.load_error,
+        }
+
+
+@dataclass
+class Failure:
+    trial: int
+    seed: int
+    path: str
+    detail: str
+
+
+@dataclass
+class Equivalence:
+    trials: int = 0
+    failed_trials: int = 0
+    max_abs_diff: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+    branch_coverage: list[Condition] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: A failure before any trial could run (the rewritten file does not load, ...).
+    fatal: str | None = None
+    #: Trials in which the original itself raised, and the first such exception.
+    original_raised: int = 0
+    original_error: str | None = None
+
+    @property
+    def vacuous(self) -> bool:
+        """The original raised on every trial: nothing real was compared."""
+        return self.trials > 0 and self.original_raised == self.trials
+
+    @property
+    def passed(self) -> bool:
+        return (self.fatal is None and self.failed_trials == 0 and self.trials > 0
+                and not self.vacuous)
+
+    def as_dict(self) -> dict[str, Any]:
+        failures = [{"trial": f.trial, "seed": f.seed, "path": f.path, "detail": f.detail}
+                    for f in self.failures]
+        if self.fatal:
+            failures.insert(0, {"trial": None, "seed": None, "path": "", "detail": self.fatal})
+        return {
+            "trials": self.trials,
+            "passed": self.passed,
+            "failed_trials": self.failed_trials,
+            "max_abs_diff": self.max_abs_diff,
+            "failures": failures,
+            "branch_coverage": [
+                {"line": c.line, "condition": c.text, "kind": c.kind, "why": c.why,
+                 "true": c.true, "false": c.false, "both_ways": c.both_ways}
+                for c in sorted(self.branch_coverage, key=lambda c: c.line)],
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class Report:
+    """Everything ``nosync-verify`` measured; ``passed`` decides the exit code."""
+
+    file: str
+    entry: str
+    inputs: str
+    after_file: str | None
+    device: str
+    device_name: str
+    backend: str
+    trials: int
+    seed: int
+    repeat: int
+    before: VersionReport
+    after: VersionReport
+    equivalence: Equivalence
+    changed: bool
+    fixes: list[str] = field(default_factory=list)
+    remaining_findings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    torch_version: str = torch.__version__
+    python_version: str = platform.python_version()
+    threads: int = field(default_factory=torch.get_num_threads)
+    #: The machine's 1-minute load average when the run started (timings are noisy above
+    #: the number of cores).
+    load_average: float | None = field(
+        default_factory=lambda: round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg")
+        else None)
+    date: str = field(default_factory=lambda: datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec="seconds"))
+    before_lines: list[str] = field(default_factory=list, repr=False)
+    after_lines: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def problems(self) -> list[str]:
+        """Why the rewrite is not proven (empty when it is)."""
+        found = []
+        if self.equivalence.vacuous:
+            found.append("the original raised on every trial "
+                         f"({self.equivalence.original_error}): nothing was compared; "
+                         "check --entry and --inputs")
+        elif not self.equivalence.passed:
+            found.append("the rewritten code does not behave like the original"
+                         if self.equivalence.trials else "no trial could be run")
+        b, a = self.before.graph_breaks, self.after.graph_breaks
+        if b is not None and a is not None and a > b:
+            found.append(f"more graph breaks after the rewrite ({b} -> {a})")
+        elif b is not None and a is None and self.after.breaks.error:
+            found.append("the graph breaks of the rewritten code could not be measured: "
+                         + self.after.breaks.error)
+        sb, sa = self.before.syncs_per_call, self.after.syncs_per_call
+        if sb is not None and sa is not None and sa > sb + 1e-9:
+            found.append(f"more syncs per call after the rewrite ({_fmt(sb)} -> {_fmt(sa)})")
+        if self.after.compile_error and not self.before.compile_error:
+            found.append("the rewritten code does not compile: " + self.after.compile_error)
+        if self.after.eager_error and not self.before.eager_error:
+            found.append("the rewritten code fails when timed: " + self.after.eager_error)
+        return found
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    @property
+    def speedup(self) -> dict[str, float | None]:
+        return {"eager": _ratio(self.before.eager_ms, self.after.eager_ms),
+                "compiled": _ratio(self.before.compiled_ms, self.after.compiled_ms)}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "entry": self.entry,
+            "inputs": self.inputs,
+            "after_file": self.after_file,
+            "device": self.device,
+            "device_name": self.device_name,
+            "torch_version": self.torch_version,
+            "python_version": self.python_version,
+            "threads": self.threads,
+            "load_average": self.load_average,
+            "backend": self.backend,
+            "trials": self.trials,
+            "seed": self.seed,
+            "repeat": self.repeat,
+            "date": self.date,
+            "notes": list(self.notes),
+            "changed": self.changed,
+            "fixes": list(self.fixes),
+            "remaining_findings": list(self.remaining_findings),
+            "before": self.before.as_dict(self.before_lines),
+            "after": self.after.as_dict(self.after_lines),
+            "equivalence": self.equivalence.as_dict(),
+            "speedup": {k: _round(v) for k, v in self.speedup.items()},
+            "passed": self.passed,
+            "problems": self.problems,
+            "exit_code": self.exit_code,
+        }
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    if value is None:
+        return None
+    return float(f"{value:.{digits}g}") if value else 0.0
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.2f}"
+
+
+def _ratio(before: float | None, after: float | None) -> float | None:
+    if before is None or after is None or after <= 0:
+        return None
+    return before / after
+
+
+def _line(lines: list[str], number: int) -> str | None:
+    if 0 < number <= len(lines):
+        return lines[number - 1].strip()
+    return None
+
+
+# -- the verification --------------------------------------------------------------------------
+
+
+def resolve_device(device: str) -> tuple[str, str]:
+    """("cpu" | "cuda", a description of the device); usage error when CUDA is missing."""
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise VerifyUsageError(f"unknown device {device!r}: use auto, cpu or cuda")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise VerifyUsageError("--device cuda: CUDA is not available on this machine")
+        return device, torch.cuda.get_device_name(torch.device(device))
+    return "cpu", f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        with tokenize.open(path) as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise VerifyUsageError(f"{what} {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise VerifyUsageError(f"{what} {str(path)!r} is a directory") from None
+    except (OSError, SyntaxError, UnicodeDecodeError) as error:
+        raise VerifyUsageError(f"cannot read {what} {str(path)!r}: {error}") from None
+
+
+def verify(
+    file: str | os.PathLike[str],
+    entry: str,
+    *,
+    inputs: str = "example_inputs",
+    after: str | os.PathLike[str] | None = None,
+    device: str = "auto",
+    trials: int = 20,
+    seed: int = 0,
+    backend: str = "inductor",
+    repeat: int = 10,
+    warmup: int = 1,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    unsafe_fixes: bool = False,
+    measure_breaks: bool = True,
+    measure_time: bool = True,
+    rtol: float | None = None,
+    atol: float | None = None,
+    threads: int | None = None,
+) -> Report:
+    """Verify the rewrite of ``file``: the fixer's output, or the file ``after``.
+
+    ``entry`` names the function to run; ``inputs`` names a function of the file
+    that takes a seed (and optionally ``device=``) and returns the arguments as a
+    tuple or ``(args, kwargs)``. Raises :class:`VerifyUsageError` for requests
+    that cannot be carried out (missing file or function, no CUDA, a file that
+    the fixer cannot parse); everything the code under test does wrong is in the
+    report instead. ``threads`` sets torch's intra-op threads for the run (fewer
+    threads than cores keep timings steadier on a busy machine).
+    """
+    if trials < 1 or repeat < 1 or warmup < 0:
+        raise VerifyUsageError("trials and repeat must be at least 1, warmup at least 0")
+    if threads is not None and threads < 1:
+        raise VerifyUsageError("threads must be at least 1")
+    if backend not in BACKENDS:
+        raise VerifyUsageError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    path = Path(file)
+    before_text = _read(path, "file")
+    device, device_name = resolve_device(device)
+    fixes: list[str] = []
+    remaining: list[str] = []
+    if after is None:
+        after_text, fixes, remaining = _fixed(before_text, path, select, ignore, unsafe_fixes)
+        after_name = f"{path.resolve()} (fixed)"
+    else:
+        after_text = _read(Path(after), "after-file")
+        after_name = str(Path(after).resolve())
+    before = Source("before", before_text, str(path.resolve()), str(file))
+    rewritten = Source("after", after_text, after_name,
+                       f"{file} (fixed)" if after is None else str(after))
+
+    report = Report(
+        file=str(file), entry=entry, inputs=inputs,
+        after_file=None if after is None else str(after), device=device,
+        device_name=device_name, backend=backend, trials=trials, seed=seed, repeat=repeat,
+        before=VersionReport(before.filename), after=VersionReport(rewritten.filename),
+        equivalence=Equivalence(), changed=after_text != before_text, fixes=fixes,
+        remaining_findings=remaining, before_lines=before_text.splitlines(),
+        after_lines=after_text.splitlines())
+    if device == "cpu":
+        report.notes.append(CPU_NOTE)
+    if not report.changed:
+        report.notes.append("the rewritten file is identical to the original")
+
+    modules = LoadedModules()
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+        report.threads = threads
+    with importable_from(str(path.resolve().parent)):
+        try:
+            _Verification(report, before, rewritten, modules, entry, inputs, device, backend,
+                          repeat, warmup, rtol, atol).run(breaks=measure_breaks,
+                                                          timing=measure_time)
+        finally:
+            modules.close()
+            torch._dynamo.reset()
+            torch.set_num_threads(previous_threads)
+    return report
+
+
+def _fixed(text: str, path: Path, select: Iterable[str] | None, ignore: Iterable[str] | None,
+           unsafe_fixes: bool) -> tuple[str, list[str], list[str]]:
+    """What `nosync-fix FILE` would write (the project's [tool.nosync-fix] settings apply)."""
+    from .. import ConfigError, fix_code
+    from ..config import find_config, load_settings
+
+    try:
+        config = find_config(path.resolve().parent)
+        settings = load_settings(config) if config is not None else None
+        result = fix_code(text, filename=str(path), select=select, ignore=ignore,
+                          unsafe_fixes=unsafe_fixes, settings=settings)
+    except ConfigError as error:
+        raise VerifyUsageError(str(error)) from None
+    if result.error is not None:
+        raise VerifyUsageError(f"the fixer cannot process {path}: {result.error.message}")
+    fixes = [f"{f.code} line {f.line}" for f in result.applied]
+    remaining = [f"{f.code} line {f.line}" + ("" if f.fix is None else " (unsafe fix)")
+                 for f in result.findings]
+    return result.fixed, fixes, remaining
+
+
+@dataclass
+class _Run:
+    """One call of one version: everything needed to observe it afterwards."""
+
+    module: types.ModuleType
+    args: tuple
+    kwargs: dict
+    result: Any = None
+    raised: Raised | None = None
+    printed: Printed = field(default_factory=Printed)
+    rng: dict[str, Any] = field(default_factory=dict)
+    syncs: SyncCount = field(default_factory=SyncCount)
+
+
+class _Verification:
+    def __init__(self, report: Report, before: Source, after: Source, modules: LoadedModules,
+                 entry: str, inputs: str, device: str, backend: str, repeat: int, warmup: int,
+                 rtol: float | None, atol: float | None) -> None:
+        self.report = report
+        self.before, self.after = before, after
+        self.modules = modules
+        self.entry, self.inputs = entry, inputs
+        self.device, self.backend = device, backend
+        self.repeat, self.warmup = repeat, warmup
+        self.rtol, self.atol = rtol, atol
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _load(self, source: Source, seed: int, **options: Any) -> tuple[types.ModuleType, Any,
+                                                                        Any]:
+        module = self.modules.load(source, seed, **options)
+        entry = function(module, self.entry, "entry", source.name)
+        inputs = function(module, self.inputs, "inputs", source.name)
+        return module, entry, inputs
+
+    def _prepared(self, source: Source, seed: int) -> tuple[Any, tuple, dict] | str:
+        """A fresh module of ``source``, its entry and inputs for ``seed``, or why not."""
+        try:
+            _module, entry, inputs = self._load(source, seed)
+            args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+        except Exception as error:
+            return f"preparing failed: {type(error).__name__}: {_first_line(str(error))}"
+        return entry, args, kwargs
+
+    # -- phases ----------------------------------------------------------------------------
+
+    def run(self, *, breaks: bool, timing: bool) -> None:
+        base = self.report.seed
+        try:
+            self._load(self.before, base)
+        except VerifyUsageError:
+            raise
+        except Exception as error:
+            raise VerifyUsageError(f"{self.report.file} fails when imported: "
+                                   f"{type(error).__name__}: {_first_line(str(error))}") from None
+        try:
+            self._load(self.after, base)
+        except Exception as error:
+            message = f"the rewritten file: {error}" if isinstance(error, VerifyUsageError) \
+                else (f"the rewritten file fails when imported: {type(error).__name__}: "
+                      f"{_first_line(str(error))}")
+            self.report.equivalence.fatal = message
+            self.report.after.load_error = message
+            return
+        self._equivalence()
+        if breaks or timing:
+            self._compiled(timing)
+        if timing:
+            self._eager_timing()
+
+    def _versions(self) -> list[tuple[Source, VersionReport]]:
+        return [(self.before, self.report.before), (self.after, self.report.after)]
+
+    def _equivalence(self) -> None:
+        report = self.report
+        equivalence = report.equivalence
+        diff = changes(self.before.text, self.after.text)
+        tree, probe = instrument(self.before.text, diff, self.before.filename)
+        equivalence.branch_coverage = probe.conditions
+        extra = {PROBE: probe}
+        for trial in range(report.trials):
+            seed = report.seed + trial
+            old = self._call(self.before, seed, tree=tree, extra_globals=extra)
+            try:
+                new = self._call(self.after, seed)
+            except Exception as error:  # the rewrite cannot even be prepared for this seed
+                equivalence.trials += 1
+                equivalence.failed_trials += 1
+                if len(equivalence.failures) < MAX_FAILURES:
+                    equivalence.failures.append(Failure(
+                        trial, seed, "preparing the rewritten version",
+                        f"{type(error).__name__}: {_first_line(str(error))}"))
+                continue
+            if old.raised is not None:
+                equivalence.original_raised += 1
+                equivalence.original_error = equivalence.original_error or (
+                    f"{old.raised.type_name}: {_first_line(old.raised.message)}")
+            report.before.syncs.add(old.syncs)
+            report.after.syncs.add(new.syncs)
+            comparison = self._compare(old, new)
+            equivalence.trials += 1
+            equivalence.max_abs_diff = max(equivalence.max_abs_diff, comparison.max_abs_diff)
+            if comparison.differences:
+                equivalence.failed_trials += 1
+                room = MAX_FAILURES - len(equivalence.failures)
+                equivalence.failures.extend(
+                    Failure(trial, seed, d.path, d.detail)
+                    for d in comparison.differences[:max(0, min(room, 5))])
+            self._compare_warnings(old, new, equivalence)
+        for condition in probe.conditions:
+            warning = condition.warning(report.trials)
+            if warning:
+                equivalence.warnings.append(warning)
+
+    def _call(self, source: Source, seed: int, **options: Any) -> _Run:
+        try:
+            module, entry, inputs = self._load(source, seed, **options)
+            args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+        except Exception as error:
+            if source is self.before and not isinstance(error, VerifyUsageError):
+                raise VerifyUsageError(
+                    f"{source.name}: preparing seed {seed} failed: "
+                    f"{type(error).__name__}: {_first_line(str(error))}") from None
+            raise
+        run = _Run(module, args, kwargs)
+        with quiet():  # what earlier uncaptured calls deferred must not land in this capture
+            flush_deferred_output()
+        seed_everything(seed)
+        with captured() as printed, count_syncs(source.filename, self.device) as syncs:
+            try:
+                run.result = entry(*args, **kwargs)
+            except Exception as error:
+                run.raised = Raised(type(error).__name__, str(error))
+            finally:
+                try:
+                    flush_deferred_output()
+                except Exception as error:  # a broken flush is a difference, not a crash
+                    print(f"[deferred output failed: {type(error).__name__}: {error}]",
+                          file=sys.stderr)
+        run.rng = rng_state(self.device)
+        run.printed, run.syncs = printed, syncs
+        return run
+
+    def _compare(self, old: _Run, new: _Run) -> Comparison:
+        shared = sorted(set(_state_globals(old.module)) & set(_state_globals(new.module)))
+        observations = []
+        for run in (old, new):
+            observer = Observer(run.module.__name__)
+            observer.add("args", run.args)
+            if run.kwargs:
+                observer.add("kwargs", run.kwargs)
+            if run.raised is not None:
+                observer.leaves["raised"] = run.raised
+            else:
+                observer.add("result", run.result)
+            for name in shared:
+                observer.add(f"globals.{name}", run.module.__dict__[name])
+            observer.leaves.update(run.rng)
+            observations.append(Observation(observer.leaves, run.printed.stdout,
+                                            run.printed.stderr))
+        return compare(observations[0], observations[1], rtol=self.rtol, atol=self.atol)
+
+    @staticmethod
+    def _compare_warnings(old: _Run, new: _Run, equivalence: Equivalence) -> None:
+        extra = Counter(new.printed.warnings) - Counter(old.printed.warnings)
+        for text in extra:
+            warning = f"the rewritten code warns: {text}"
+            if warning not in equivalence.warnings:
+                equivalence.warnings.append(warning)
+
+    def _eager_timing(self) -> None:
+        calls = []
+        for source, version in self._versions():
+            prepared = self._prepared(source, self.report.seed)
+            if isinstance(prepared, str):
+                version.eager_error = prepared
+                return
+            entry, args, kwargs = prepared
+            timed = self._timed(entry, args, kwargs)
+            try:
+                timed.call()  # the first call is never timed
+            except Exception as error:
+                version.eager_error = f"{type(error).__name__}: {_first_line(str(error))}"
+                return
+            calls.append(timed)
+        self.report.before.eager, self.report.after.eager = time_pair(
+            calls[0], calls[1], repeats=self.repeat, warmup=self.warmup, device=self.device)
+
+    def _compiled(self, timing: bool) -> None:
+        """Graphs and breaks from the first compiled call of each version, then its time."""
+        torch._dynamo.reset()
+        compiled = []
+        for source, version in self._versions():
+            prepared = self._prepared(source, self.report.seed)
+            if isinstance(prepared, str):
+                version.compile_error = version.breaks.error = prepared
+                return
+            entry, args, kwargs = prepared
+            observed = compile_and_observe(entry, args, kwargs, source.filename, self.backend,
+                                           self._now)
+            version.breaks = observed.breaks
+            version.compile_s = observed.first_call_s
+            version.compile_error = observed.breaks.error
+            compiled.append((observed, self._timed(observed.function, args, kwargs)))
+        if not timing or any(observed.breaks.error for observed, _ in compiled):
+            return
+        with dynamo_quiet():
+            try:
+                timings = time_pair(compiled[0][1], compiled[1][1], repeats=self.repeat,
+                                    warmup=self.warmup, device=self.device)
+            except Exception as error:  # a recompilation that fails, for instance
+                message = f"{type(error).__name__}: {_first_line(str(error))}"
+                self.report.before.compile_error = self.report.after.compile_error = message
+                return
+        self.report.before.compiled, self.report.after.compiled = timings
+        for (observed, _), version in zip(compiled, (self.report.before, self.report.after),
+                                          strict=True):
+            version.recompiles = observed.backend.graphs - (observed.breaks.graph_count or 0)
+
+    def _timed(self, function: Any, args: tuple, kwargs: dict) -> Timed:
+        seed = self.report.seed
+        return Timed(_quiet_call(function, args, kwargs), roots=(args, kwargs),
+                     reseed=lambda: seed_everything(seed))
+
+    def _now(self) -> float:
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
+
+def _quiet_call(entry: Any, args: tuple, kwargs: dict) -> Any:
+    def call() -> None:
+        with quiet():
+            entry(*args, **kwargs)
+            flush_deferred_output()
+    return call
+
+
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else ""
+
+
+def _state_globals(module: types.ModuleType) -> list[str]:
+    """Names of the module's globals that hold state (not code, not imported modules)."""
+    names = []
+    for name, value in module.__dict__.items():
+        if name.startswith("__") or name == PROBE:
+            continue
+        if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                              type)):
+            continue
+        names.append(name)
+    return names

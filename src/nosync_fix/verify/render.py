@@ -1,0 +1,196 @@
+"""The verifier's report as text: a table, then the details a performance engineer asks for."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .core import Report, VersionReport
+
+
+def _num(value: float | int | None, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, int) or float(value).is_integer():
+        return str(int(value))
+    return f"{value:.{digits}f}"
+
+
+def milliseconds(value: float) -> str:
+    """Three significant digits at most, never an exponent."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _ms(version: VersionReport, compiled: bool) -> str:
+    timing = version.compiled if compiled else version.eager
+    error = version.compile_error if compiled else version.eager_error
+    if timing is None:
+        return "failed" if error else "-"
+    return f"{milliseconds(timing.median_ms)} ±{milliseconds(timing.iqr_ms / 2)}"
+
+
+def _fastest(version: VersionReport, compiled: bool) -> str:
+    """The minimum: on a busy machine it moves least with other processes' time slices."""
+    timing = version.compiled if compiled else version.eager
+    return "-" if timing is None else milliseconds(timing.min_ms)
+
+
+def _change(before: float | None, after: float | None) -> str:
+    if before is None or after is None:
+        return ""
+    delta = after - before
+    return "0" if abs(delta) < 1e-9 else f"{delta:+g}" if float(delta).is_integer() \
+        else f"{delta:+.2f}"
+
+
+def _speedup(ratio: float | None) -> str:
+    if ratio is None:
+        return ""
+    if ratio >= 1:
+        return f"{ratio:.2f}x faster"
+    return f"{1 / ratio:.2f}x slower"
+
+
+def table(report: Report) -> list[str]:
+    """The comparison table (also used for examples/REPORT.md)."""
+    b, a = report.before, report.after
+    speedup = report.speedup
+    reads = "syncs / call" if report.device != "cpu" else "host reads / call"
+    rows = [
+        ("", "before", "after", "change"),
+        ("graphs", _num(b.graph_count), _num(a.graph_count),
+         _change(b.graph_count, a.graph_count)),
+        ("graph breaks", _num(b.graph_breaks), _num(a.graph_breaks),
+         _change(b.graph_breaks, a.graph_breaks)),
+        ("  frames skipped", _num(b.breaks.frames_skipped if b.graph_breaks is not None
+                                  else None),
+         _num(a.breaks.frames_skipped if a.graph_breaks is not None else None), ""),
+        (reads, _num(b.syncs_per_call), _num(a.syncs_per_call),
+         _change(b.syncs_per_call, a.syncs_per_call)),
+        ("eager ms", _ms(b, False), _ms(a, False), _speedup(speedup["eager"])),
+        ("  fastest call", _fastest(b, False), _fastest(a, False), ""),
+        (f"compiled ms ({report.backend})", _ms(b, True), _ms(a, True),
+         _speedup(speedup["compiled"])),
+        ("  fastest call", _fastest(b, True), _fastest(a, True), ""),
+        ("first compiled call s", _num(b.compile_s), _num(a.compile_s), ""),
+        ("recompiles while timed", _num(b.recompiles), _num(a.recompiles),
+         _change(b.recompiles, a.recompiles)),
+    ]
+    if report.device != "cpu":
+        rows.insert(5, ("cuda sync warnings / call",
+                        _num(b.syncs.cuda_sync_warnings / b.syncs.calls if b.syncs.calls
+                             else None),
+                        _num(a.syncs.cuda_sync_warnings / a.syncs.calls if a.syncs.calls
+                             else None), ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = []
+    for row in rows:
+        lines.append(f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}  "
+                     f"{row[3]}".rstrip())
+    return lines
+
+
+def _equivalence_line(report: Report) -> str:
+    eq = report.equivalence
+    if eq.fatal:
+        return f"equivalence: FAILED: {eq.fatal}"
+    if eq.vacuous:
+        return f"equivalence: NOT TESTED: the original raised on all {eq.trials} trials"
+    if eq.passed:
+        return (f"equivalence: passed ({eq.trials} trials, max abs diff "
+                f"{eq.max_abs_diff:.3g})")
+    return (f"equivalence: FAILED in {eq.failed_trials} of {eq.trials} trials "
+            f"(max abs diff {eq.max_abs_diff:.3g})")
+
+
+def _breaks(version: VersionReport, lines: list[str]) -> list[str]:
+    grouped = Counter((r.line, r.reason, r.location, r.frame_skipped)
+                      for r in version.breaks.reasons)
+    out = []
+    for (line, reason, location, skipped), n in sorted(grouped.items(),
+                                                        key=lambda kv: kv[0][0]):
+        where = f"line {line}" if line else "(outside the file)"
+        extra = []
+        if location:
+            extra.append(f"in {location}")
+        if skipped:
+            extra.append("frame skipped: runs in eager mode")
+        if n > 1:
+            extra.append(f"x{n}")
+        suffix = f" ({', '.join(extra)})" if extra else ""
+        source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        out.append(f"  {where}: {reason}{suffix}")
+        if source:
+            out.append(f"      {source}")
+    return out
+
+
+def _sites(version: VersionReport, lines: list[str]) -> list[str]:
+    calls = version.syncs.calls or 1
+    out = []
+    for (line, kind), n in sorted(version.syncs.by_site.items()):
+        where = f"line {line}" if line else "(outside the file)"
+        source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        out.append(f"  {where}: {kind} x{_num(n / calls)}" + (f"   {source}" if source else ""))
+    return out
+
+
+def render(report: Report) -> str:
+    """The whole report as text for the terminal."""
+    out = [f"nosync-verify {report.file} --entry {report.entry}"
+           + (f" --after {report.after_file}" if report.after_file else "")]
+    load = f", load average {report.load_average:g}" if report.load_average is not None else ""
+    out.append(f"device {report.device} ({report.device_name}, {report.threads} torch "
+               f"threads{load}), torch "
+               f"{report.torch_version}, backend {report.backend}, {report.trials} trials, "
+               f"{report.repeat} repeats")
+    for note in report.notes:
+        out.append(note)
+    if report.fixes:
+        out.append("fixes applied: " + ", ".join(report.fixes))
+    if report.remaining_findings:
+        out.append("findings left: " + ", ".join(report.remaining_findings))
+    out.append("")
+    out.extend(table(report))
+    out.append("")
+    out.append(_equivalence_line(report))
+    eq = report.equivalence
+    for failure in eq.failures:
+        out.append(f"  trial {failure.trial} (seed {failure.seed}): {failure.path}: "
+                   f"{failure.detail}")
+    if eq.failed_trials and len(eq.failures) >= 20:
+        out.append("  (more failures not listed)")
+    if eq.branch_coverage:
+        out.append("branch coverage of the rewritten conditions:")
+        for c in sorted(eq.branch_coverage, key=lambda c: c.line):
+            mark = "both ways" if c.both_ways else "NOT both ways"
+            out.append(f"  line {c.line} ({c.why}): `{c.text}` true {c.true}, "
+                       f"false {c.false}: {mark}")
+    for label, version, lines in (("before", report.before, report.before_lines),
+                                  ("after", report.after, report.after_lines)):
+        if version.breaks.error:
+            out.append(f"graph breaks {label}: not measured: {version.breaks.error}")
+        elif version.breaks.reasons:
+            out.append(f"graph breaks {label}:")
+            out.extend(_breaks(version, lines))
+        if version.syncs.by_site:
+            out.append(f"host reads {label} (per call):")
+            out.extend(_sites(version, lines))
+        for what, error in (("import", version.load_error), ("eager run", version.eager_error),
+                            ("compile", version.compile_error)):
+            if error:
+                out.append(f"{what} failed {label}: {error}")
+    if eq.warnings:
+        out.append("warnings:")
+        out.extend(f"  {w}" for w in eq.warnings)
+    out.append("")
+    if report.passed:
+        out.append("result: PASS (same behaviour, no more graph breaks, no more syncs)")
+    else:
+        out.append("result: FAIL: " + "; ".join(report.problems))
+    return "\n".join(out)

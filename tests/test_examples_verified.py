@@ -1,0 +1,45 @@
+"""Every example is verified: the fixer's rewrite behaves like the original and is not slower
+to compile into fewer graphs (aot_eager backend, few trials, to stay fast; inductor runs and
+many repeats belong to benchmarks/verify_examples.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from nosync_fix.verify import verify  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _benchmark_module():
+    spec = importlib.util.spec_from_file_location(
+        "verify_examples", ROOT / "benchmarks" / "verify_examples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+EXAMPLES = _benchmark_module().examples()
+
+
+def test_there_are_the_promised_examples():
+    names = {path.stem for path, _ in EXAMPLES}
+    assert {"train_classifier", "language_model", "evaluate", "gated_forward",
+            "early_stopping", "checked_training"} <= names
+
+
+@pytest.mark.parametrize("path, entry", EXAMPLES, ids=[p.stem for p, _ in EXAMPLES])
+def test_example_is_verified(path: Path, entry: str, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    report = verify(os.path.relpath(path, ROOT), entry, backend="aot_eager", trials=2,
+                    measure_time=False, device="cpu")
+    assert report.passed, report.problems
+    assert report.before.graph_breaks is not None and report.after.graph_breaks is not None
+    if report.changed:
+        assert report.after.syncs_per_call < report.before.syncs_per_call

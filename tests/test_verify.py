@@ -1,0 +1,627 @@
+"""Tests of nosync-verify: counting syncs and breaks, catching wrong rewrites, the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nosync_fix.verify import assert_verified, verify  # noqa: E402
+from nosync_fix.verify.breaks import compile_and_observe  # noqa: E402
+from nosync_fix.verify.cli import main  # noqa: E402
+from nosync_fix.verify.compare import compare_text  # noqa: E402
+from nosync_fix.verify.coverage import changes, instrument  # noqa: E402
+from nosync_fix.verify.loading import VerifyUsageError  # noqa: E402
+from nosync_fix.verify.syncs import count_syncs  # noqa: E402
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# -- the program whose rewrites are verified ---------------------------------------------------
+
+ORIGINAL = '''
+import torch
+
+LIMIT = 1.0
+
+
+def step(x, w):
+    y = x @ w
+    if y.abs().max().item() > LIMIT:
+        y = y / y.abs().max()
+    total = 0.0
+    for row in y:
+        total += row.sum().item()
+    print(f"total {total:.4f}")
+    return y, total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    scale = 0.05 if seed % 2 else 2.0  # odd seeds stay under LIMIT, even seeds go over
+    return torch.randn(4, 3, generator=g) * scale, torch.randn(3, 3, generator=g)
+'''
+
+#: The right rewrite: the branch becomes a where, the sum stays on the device.
+CORRECT = ORIGINAL.replace(
+    "    if y.abs().max().item() > LIMIT:\n        y = y / y.abs().max()\n",
+    "    y = torch.where(y.abs().max() > LIMIT, y / y.abs().max(), y)\n",
+).replace(
+    "        total += row.sum().item()\n",
+    "        total += row.sum().detach()\n    total = float(total)\n",
+)
+assert CORRECT.count("torch.where") == 1 and CORRECT.count("float(total)") == 1
+
+WRONG = {
+    "wrong constant": CORRECT.replace("y.abs().max() > LIMIT", "y.abs().max() > 0.01"),
+    "dropped branch": CORRECT.replace(
+        "    y = torch.where(y.abs().max() > LIMIT, y / y.abs().max(), y)\n", ""),
+    "changed dtype": CORRECT.replace("y = x @ w", "y = (x @ w).double()"),
+    "tensor where a float was": CORRECT.replace("    total = float(total)\n", ""),
+    "different printed text": CORRECT.replace("{total:.4f}", "{total:.3f}"),
+    "shifted random stream": CORRECT.replace("    y = x @ w\n",
+                                             "    y = x @ w\n    torch.rand(1)\n"),
+    "raises": CORRECT.replace("    total = float(total)\n",
+                              "    total = float(total)\n    assert total > 1e9\n"),
+}
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture
+def original(tmp_path: Path) -> Path:
+    return write(tmp_path, "original.py", ORIGINAL)
+
+
+def quick(file: Path, **options):
+    options.setdefault("trials", 4)
+    options.setdefault("measure_time", False)
+    options.setdefault("measure_breaks", False)
+    options.setdefault("device", "cpu")
+    options.setdefault("backend", "eager")
+    return verify(file, "step", **options)
+
+
+# -- counting syncs ----------------------------------------------------------------------------
+
+
+def _count(fn) -> tuple[int, dict[str, int]]:
+    with count_syncs(__file__, "cpu") as count:
+        try:
+            fn()
+        except RuntimeError:  # numpy() without numpy installed still asked for the values
+            pass
+    return count.total, dict(count.by_kind)
+
+
+t = torch.arange(6.0).reshape(2, 3)
+s = t.sum()
+mask = t > 2
+
+
+@pytest.mark.parametrize("read, kind", [
+    (lambda: s.item(), "item"),
+    (lambda: t.tolist(), "tolist"),
+    (lambda: t.numpy(), "numpy"),
+    (lambda: bool(s > 0), "bool"),
+    (lambda: 1 if s > 0 else 0, "bool"),
+    (lambda: float(s), "float"),
+    (lambda: int(s), "int"),
+    (lambda: [1, 2, 3][torch.tensor(1)], "index"),
+    (lambda: f"{s:.3f}", "format"),
+    (lambda: "{}".format(s), "format"),  # noqa: UP032 (str.format is the case tested)
+    (lambda: repr(t), "repr"),
+    (lambda: math.exp(s), "float"),
+    (lambda: t.nonzero(), "nonzero"),
+    (lambda: torch.nonzero(t), "nonzero"),
+    (lambda: torch.where(mask), "nonzero"),
+    (lambda: t.masked_select(mask), "masked_select"),
+    (lambda: torch.unique(t), "unique"),
+    (lambda: t.unique(), "unique"),
+    (lambda: torch.equal(t, t), "equal"),
+    (lambda: t[mask], "boolean mask"),
+])
+def test_each_host_read_counts_once(read, kind):
+    total, by_kind = _count(read)
+    assert (total, by_kind) == (1, {kind: 1})
+
+
+def test_a_sync_free_function_counts_zero():
+    def sync_free():
+        y = torch.where(t > 2, t * 2, t - 1)
+        z = (y.sum() + t.mean()).detach()
+        n = t.shape[0] + len(t) + t.numel() + t.dim()
+        w = torch.zeros(n).masked_fill(torch.zeros(n, dtype=torch.bool), 1.0)
+        return z * w.sum(), t.cpu(), t.to("cpu"), t.float()
+
+    assert _count(sync_free) == (0, {})
+
+
+def test_optimizer_step_counters_are_not_syncs():
+    # Adam keeps `step` in a CPU tensor on every device and reads it with .item().
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.ones(1, 3)).sum().backward()
+    with count_syncs(__file__, "cpu") as count:
+        optimizer.step()
+        optimizer.step()
+    assert count.total == 0
+
+
+def test_reads_are_attributed_to_lines_of_the_measured_file():
+    here = sys._getframe().f_lineno
+    with count_syncs(__file__, "cpu") as count:
+        for _ in range(3):
+            s.item()  # here + 3
+    assert count.by_site == {(here + 3, "item"): 3}
+
+
+def test_on_an_accelerator_reads_of_cpu_tensors_are_not_syncs():
+    with count_syncs(__file__, "cuda:0" if torch.cuda.is_available() else "cuda") as count:
+        s.item()
+        t.tolist()
+    assert count.total == 0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_device_to_host_copies_are_syncs_on_cuda():
+    x = torch.ones(4, device="cuda")
+    host = torch.zeros(4)
+    with count_syncs(__file__, "cuda") as count:
+        x.cpu()
+        x.to("cpu")
+        host[0] = x[0]
+        x.to("cpu", non_blocking=True)  # not a sync
+    assert count.by_kind["to host"] == 3
+    assert count.cuda_sync_warnings >= 1
+
+
+# -- counting graph breaks ---------------------------------------------------------------------
+
+BREAKS = '''
+import torch
+
+
+def fused(x):
+    return torch.where(x.sum() > 0, x * 2, x - 1)
+
+
+def two_reads(x):
+    y = x * 2
+    if y.mean().item() > 0:
+        y = y + 1
+    return y.sum() + float(y.sum())
+
+
+def in_a_loop(xs):
+    total = 0.0
+    for x in xs:
+        total += (x * 2).sum().item()
+    return total
+'''
+
+
+@pytest.fixture(scope="module")
+def break_module(tmp_path_factory):
+    path = tmp_path_factory.mktemp("breaks") / "breaks.py"
+    path.write_text(BREAKS)
+    namespace: dict = {}
+    exec(compile(BREAKS, str(path), "exec"), namespace)
+    return str(path), namespace
+
+
+def _observe(break_module, name, *args):
+    filename, namespace = break_module
+    torch._dynamo.reset()
+    observed = compile_and_observe(namespace[name], args, {}, filename, "eager",
+                                   clock=lambda: 0.0)
+    torch._dynamo.reset()
+    return observed.breaks
+
+
+def test_a_function_without_reads_is_one_graph(break_module):
+    breaks = _observe(break_module, "fused", torch.randn(4))
+    assert (breaks.graph_count, breaks.graph_breaks, breaks.error) == (1, 0, None)
+
+
+def test_each_read_splits_the_graph_with_its_line(break_module):
+    breaks = _observe(break_module, "two_reads", torch.randn(4))
+    assert (breaks.graph_count, breaks.graph_breaks) == (3, 2)
+    assert [r.line for r in breaks.reasons] == [11, 13]
+    assert all("item()" in r.reason for r in breaks.reasons)
+    assert not any(r.frame_skipped for r in breaks.reasons)
+
+
+def test_a_break_in_a_loop_is_counted_although_explain_misses_it(break_module):
+    breaks = _observe(break_module, "in_a_loop", torch.randn(3, 4))
+    assert breaks.graph_breaks == 1
+    (reason,) = breaks.reasons
+    assert reason.line == 19 and reason.frame_skipped
+    explained = torch._dynamo.explain(break_module[1]["in_a_loop"])(torch.randn(3, 4))
+    assert explained.graph_break_count <= 0  # what the log-based count is for
+
+
+# -- verifying rewrites ------------------------------------------------------------------------
+
+
+def test_the_correct_rewrite_passes_with_fewer_syncs(original, tmp_path):
+    after = write(tmp_path, "after.py", CORRECT)
+    report = quick(original, after=after, measure_breaks=True, backend="eager")
+    assert report.passed, report.problems
+    assert report.exit_code == 0
+    assert report.before.syncs_per_call == 5 and report.after.syncs_per_call == 1
+    assert report.after.graph_breaks <= report.before.graph_breaks
+    assert 9 in [r.line for r in report.before.breaks.reasons]  # the `if` on .item()
+    assert 9 not in [r.line for r in report.after.breaks.reasons]
+    assert report.equivalence.max_abs_diff < 1e-5
+    (condition,) = report.equivalence.branch_coverage
+    assert (condition.line, condition.why) == (9, "rewritten")
+    assert condition.true == 2 and condition.false == 2  # seeds 0 and 2 over, 1 and 3 under
+    assert report.equivalence.warnings == []
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_a_wrong_rewrite_is_caught(original, tmp_path, name):
+    after = write(tmp_path, "after.py", WRONG[name])
+    report = quick(original, after=after)
+    assert not report.equivalence.passed
+    assert report.exit_code == 1
+    assert report.equivalence.failures
+
+
+def test_failures_say_what_differs(original, tmp_path):
+    def failure(name: str) -> str:
+        report = quick(original, after=write(tmp_path, f"{len(name)}.py", WRONG[name]))
+        return " | ".join(f"{f.path}: {f.detail}" for f in report.equivalence.failures)
+
+    assert "result[0]" in failure("dropped branch")
+    assert "dtype" in failure("changed dtype")
+    assert "result[1]: float" in failure("tensor where a float was")
+    assert "Tensor" in failure("tensor where a float was")
+    assert "printed" in failure("different printed text")
+    assert "rng.torch" in failure("shifted random stream")
+    assert "raised" in failure("raises")
+
+
+def test_a_rewrite_that_fails_to_import_is_caught(original, tmp_path):
+    after = write(tmp_path, "after.py", "import torch\nraise ImportError('broken')\n")
+    report = quick(original, after=after)
+    assert not report.passed
+    assert "fails when imported" in report.equivalence.fatal
+
+
+def test_a_rewrite_whose_inputs_fail_is_caught(original, tmp_path):
+    after = write(tmp_path, "after.py", CORRECT.replace(
+        "    g = torch.Generator()", "    assert seed < 2\n    g = torch.Generator()"))
+    report = quick(original, after=after, measure_breaks=True)
+    assert not report.passed
+    assert report.equivalence.failed_trials == 2  # seeds 2 and 3
+    assert "preparing the rewritten version" in report.equivalence.failures[0].path
+
+
+def test_deferred_output_is_flushed_and_compared(original, tmp_path):
+    """The real runtime: the printed line arrives at flush and counts as one sync."""
+    deferred = CORRECT.replace(
+        "import torch\n",
+        "import torch\nfrom nosync_fix.runtime import deferred_print, fmt, item\n")
+    deferred = deferred.replace(
+        '        total += row.sum().detach()\n    total = float(total)\n'
+        '    print(f"total {total:.4f}")\n',
+        '        total += row.sum().detach()\n'
+        '    deferred_print(fmt("total {:.4f}", item(total, float)))\n'
+        '    total = float(total)\n')
+    assert "deferred_print" in deferred
+    report = quick(original, after=write(tmp_path, "deferred.py", deferred))
+    assert report.passed, report.problems
+    # the flush's batched read is counted once, with the rewrite's syncs
+    assert report.after.syncs.by_kind["deferred flush"] == report.trials
+    wrong = deferred.replace('"total {:.4f}"', '"total {:.2f}"')
+    report = quick(original, after=write(tmp_path, "wrong.py", wrong))
+    assert not report.passed and "printed" in report.equivalence.failures[0].path
+
+
+def test_more_syncs_fail_even_when_the_numbers_agree(original, tmp_path):
+    after = write(tmp_path, "after.py", ORIGINAL.replace(
+        "    y = x @ w\n", "    y = x @ w\n    assert float(y.sum()) == float(y.sum())\n"))
+    report = quick(original, after=after)
+    assert report.equivalence.passed
+    assert report.after.syncs_per_call == report.before.syncs_per_call + 2
+    assert not report.passed and "more syncs" in report.problems[0]
+
+
+def test_more_graph_breaks_fail(original, tmp_path):
+    after = write(tmp_path, "after.py", ORIGINAL.replace(
+        "    y = x @ w\n", "    y = x @ w\n    y = y * (1.0 if float(y.sum()) < 1e9 else 2.0)\n"))
+    report = quick(original, after=after, measure_breaks=True, backend="eager", trials=2)
+    assert report.equivalence.passed
+    assert report.after.graph_breaks == report.before.graph_breaks + 1
+    assert any("more graph breaks" in p for p in report.problems)
+
+
+def test_printed_lines_in_another_order_are_caught(tmp_path):
+    talk = "import torch\n\ndef step(x):\n    print('start')\n    print(x.sum())\n" \
+           "\ndef example_inputs(seed):\n    return (torch.ones(seed + 1),)\n"
+    swapped = talk.replace("    print('start')\n    print(x.sum())\n",
+                           "    print(x.sum())\n    print('start')\n")
+    report = quick(write(tmp_path, "talk.py", talk), after=write(tmp_path, "swap.py", swapped))
+    assert not report.passed
+    assert "different order" in report.equivalence.failures[0].detail
+
+
+def test_the_same_exception_in_both_is_equivalent(tmp_path):
+    source = ("import torch\n\ndef step(x):\n    if x.shape[0] % 2:\n"
+              "        raise ValueError(f'bad {x.shape[0]}')\n    return x.sum()\n\n"
+              "def example_inputs(seed):\n    return (torch.zeros(seed + 1),)\n")
+    before = write(tmp_path, "before.py", source)
+    report = quick(before, after=write(tmp_path, "after.py", source + "\n# same\n"))
+    assert 0 < report.equivalence.original_raised < report.equivalence.trials
+    assert report.equivalence.passed
+
+
+def test_an_entry_that_always_raises_verifies_nothing(tmp_path):
+    source = "import torch\n\ndef step(x, y):\n    return x + y\n\n" \
+             "def example_inputs(seed):\n    return (torch.zeros(seed + 1),)\n"
+    before = write(tmp_path, "before.py", source)
+    report = quick(before, after=write(tmp_path, "after.py", source + "\n# same\n"))
+    assert report.equivalence.vacuous and not report.passed
+    assert "raised on every trial (TypeError" in report.problems[0]
+
+
+def test_module_state_is_compared(tmp_path):
+    training = '''
+    import torch
+
+    def step(model, opt, x):
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def example_inputs(seed):
+        torch.manual_seed(seed)
+        model = torch.nn.Linear(3, 2)
+        return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), \\
+            torch.randn(5, 3)
+    '''
+    before = write(tmp_path, "before.py", training)
+    skipped = write(tmp_path, "after.py", textwrap.dedent(training).replace(
+        "    opt.step()\n", ""))
+    report = quick(before, after=skipped)
+    paths = {f.path for f in report.equivalence.failures if f.trial == 0}
+    assert "args[0].weight" in paths  # the parameters the skipped step did not update
+    assert "args[1].state_dict()['state'][0]['momentum_buffer']" in paths  # optimizer state
+
+
+def test_branch_never_taken_is_a_warning(original, tmp_path):
+    after = write(tmp_path, "after.py", CORRECT)
+    report = quick(original, after=after, trials=1)  # seed 0 only: always over the limit
+    assert report.passed
+    (warning,) = report.equivalence.warnings
+    assert "line 9" in warning and "true every time" in warning
+
+
+def test_without_after_the_fixer_output_is_verified(tmp_path):
+    loop = '''
+    import torch
+
+    def step(xs: torch.Tensor):
+        total = 0.0
+        for x in xs:
+            total += x.sum().item()
+        return total
+
+    def example_inputs(seed):
+        return (torch.randn(6, 4, generator=torch.Generator().manual_seed(seed)),)
+    '''
+    report = quick(write(tmp_path, "loop.py", loop))
+    assert report.changed and report.fixes == ["NSY201 line 7"]
+    assert report.passed
+    assert (report.before.syncs_per_call, report.after.syncs_per_call) == (6, 1)
+
+
+def test_changes_and_instrumentation_find_the_touched_conditions():
+    diff = changes(ORIGINAL, CORRECT)
+    tree, probe = instrument(ORIGINAL, diff, "original.py")
+    assert [(c.line, c.kind, c.why) for c in probe.conditions] == [(9, "if", "rewritten")]
+    namespace = {"__nosync_verify_branch__": probe}
+    exec(compile(tree, "original.py", "exec"), namespace)
+    namespace["step"](torch.ones(2, 3) * 5, torch.eye(3))
+    assert (probe.conditions[0].true, probe.conditions[0].false) == (1, 0)
+
+
+@pytest.mark.parametrize("old, new, same", [
+    ("loss 0.12345678\n", "loss 0.12345679\n", True),
+    ("loss 0.1235\n", "loss 0.1234\n", True),  # one unit in the last printed digit
+    ("loss 0.1235\n", "loss 0.1237\n", False),
+    ("loss 0.123\n", "loss 0.1230\n", False),
+    ("n 1\n", "n 1.0\n", False),
+    ("n 3\n", "n 4\n", False),
+    ("a\nb\n", "b\na\n", False),
+    ("step 1 done\n", "step 1 Done\n", False),
+])
+def test_printed_text_comparison(old, new, same):
+    assert (compare_text(old, new) == "") is same
+
+
+def test_timing_and_compiled_measurements(original, tmp_path):
+    after = write(tmp_path, "after.py", CORRECT)
+    report = verify(original, "step", after=after, trials=2, repeat=3, backend="eager",
+                    device="cpu")
+    data = report.as_dict()
+    for version in ("before", "after"):
+        assert data[version]["eager_ms"] > 0 and data[version]["compiled_ms"] > 0
+        assert data[version]["eager"]["repeats"] == 3
+        assert data[version]["compile_s"] > 0
+    assert data["speedup"]["eager"] == pytest.approx(
+        data["before"]["eager_ms"] / data["after"]["eager_ms"], rel=1e-3)
+    assert "CPU: no device queue, sync cost not represented" in data["notes"]
+
+
+def test_checkpoint_puts_a_training_step_back_in_place():
+    from nosync_fix.verify.timing import Checkpoint
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(8, 3)
+
+    def train_step():
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+        x.mul_(1.5)
+
+    train_step()  # momentum buffers exist from here on
+    checkpoint = Checkpoint((model, optimizer, x))
+    saved = {k: v.clone() for k, v in model.state_dict().items()}
+    train_step()
+    assert not torch.equal(model[0].weight, saved["0.weight"])
+    identity = model[0].weight
+    checkpoint.restore()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, saved[key]), key
+    assert model[0].weight is identity  # restored in place: compiled guards still hold
+    first = [p.clone() for p in model.parameters()]
+    train_step()
+    after_one = [p.clone() for p in model.parameters()]
+    checkpoint.restore()
+    train_step()
+    assert all(torch.equal(a, b) for a, b in zip(after_one, model.parameters(), strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(first, after_one, strict=True))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_verify_on_cuda(original, tmp_path):
+    after = write(tmp_path, "after.py", CORRECT)
+    report = verify(original, "step", after=after, device="cuda", backend="eager", trials=2,
+                    repeat=3)
+    assert report.passed, report.problems
+    assert report.device == "cuda" and "CPU" not in " ".join(report.notes)
+    # inputs are moved to the GPU (example_inputs takes no device): every read is a sync
+    assert (report.before.syncs_per_call, report.after.syncs_per_call) == (5, 1)
+    assert report.before.syncs.cuda_sync_warnings >= report.after.syncs.cuda_sync_warnings > 0
+    assert report.before.eager_ms > 0 and report.after.compiled_ms > 0
+
+
+def test_assert_verified(original, tmp_path):
+    report = assert_verified(str(original), "step", after=write(tmp_path, "a.py", CORRECT),
+                             trials=2, measure_time=False, measure_breaks=False)
+    assert report.passed
+    with pytest.raises(AssertionError, match="does not behave like the original"):
+        assert_verified(str(original), "step",
+                        after=write(tmp_path, "b.py", WRONG["wrong constant"]),
+                        trials=2, measure_time=False, measure_breaks=False)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"entry": "missing"}, "no entry function 'missing'"),
+    ({"inputs": "missing"}, "no inputs function 'missing'"),
+    ({"trials": 0}, "at least 1"),
+    ({"backend": "tvm"}, "unknown backend"),
+    ({"select": ["NSY999"]}, "NSY999"),
+])
+def test_usage_errors_raise(original, options, message):
+    entry = options.pop("entry", "step")
+    with pytest.raises(VerifyUsageError, match=message):
+        verify(original, entry, measure_time=False, measure_breaks=False, **options)
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+def run_cli(args, capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def test_cli_exit_codes(original, tmp_path, capsys):
+    common = ["--entry", "step", "--trials", "2", "--no-timing", "--device", "cpu",
+              "--backend", "eager"]
+    code, out, _ = run_cli([original, *common, "--after", write(tmp_path, "a.py", CORRECT)],
+                           capsys)
+    assert code == 0 and "result: PASS" in out
+    code, out, _ = run_cli([original, *common, "--after",
+                            write(tmp_path, "b.py", WRONG["dropped branch"])], capsys)
+    assert code == 1 and "result: FAIL" in out and "result[0]" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "Missing argument 'FILE'"),
+    (["{file}"], "Missing option '--entry'"),
+    (["{file}", "--entry", "nope"], "no entry function 'nope'"),
+    (["{file}", "--entry", "step", "--inputs", "nope"], "no inputs function 'nope'"),
+    (["{dir}/absent.py", "--entry", "step"], "does not exist"),
+    (["{file}", "--entry", "step", "--trials", "0"], "--trials"),
+    (["{file}", "--entry", "step", "--backend", "tvm"], "--backend"),
+    (["{file}", "--entry", "step", "--select", "NSY999"], "NSY999"),
+    (["{dir}/broken.py", "--entry", "step"], "fails when imported"),
+    (["{dir}/scalar_inputs.py", "--entry", "step"], "must return a tuple"),
+    (["{dir}/failing_inputs.py", "--entry", "step"], "preparing seed 0 failed: KeyError"),
+])
+def test_cli_usage_errors_are_one_line(original, tmp_path, capsys, args, message):
+    write(tmp_path, "broken.py", "import torch\nraise RuntimeError('no GPU here')\n")
+    write(tmp_path, "scalar_inputs.py",
+          "def step(x):\n    return x\n\ndef example_inputs(seed):\n    return 3\n")
+    write(tmp_path, "failing_inputs.py",
+          "def step(x):\n    return x\n\ndef example_inputs(seed):\n    return {}['x']\n")
+    args = [a.format(file=original, dir=tmp_path) for a in args]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("nosync-verify: error:")
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_cli_cuda_without_cuda_is_a_usage_error(original, capsys):
+    code, _, err = run_cli([original, "--entry", "step", "--device", "cuda"], capsys)
+    assert code == 2 and "CUDA is not available" in err
+
+
+def test_cli_json_report_fields(original, tmp_path, capsys):
+    out_file = tmp_path / "report.json"
+    code, _, _ = run_cli([original, "--entry", "step", "--after",
+                          write(tmp_path, "a.py", CORRECT), "--trials", "2", "--repeat", "2",
+                          "--backend", "eager", "--device", "cpu", "--json", out_file], capsys)
+    assert code == 0
+    data = json.loads(out_file.read_text())
+    for key in ("file", "entry", "device", "torch_version", "before", "after", "equivalence",
+                "speedup"):
+        assert key in data
+    for version in ("before", "after"):
+        for key in ("graph_count", "graph_breaks", "break_reasons", "syncs", "eager_ms",
+                    "compiled_ms"):
+            assert key in data[version], key
+    for key in ("trials", "passed", "max_abs_diff", "failures", "branch_coverage"):
+        assert key in data["equivalence"], key
+    assert set(data["speedup"]) >= {"eager", "compiled"}
+    assert data["device"] == "cpu" and data["torch_version"] == torch.__version__
+    assert data["equivalence"]["passed"] is True and data["equivalence"]["trials"] == 2
+    assert data["before"]["syncs"] == 5 and data["after"]["syncs"] == 1
+    assert data["before"]["break_reasons"][0]["line"] == 9
+    assert data["equivalence"]["branch_coverage"][0]["both_ways"] is True
+
+
+def test_cli_as_a_subprocess(original, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    result = subprocess.run(
+        [sys.executable, "-m", "nosync_fix.verify.cli", str(original), "--entry", "step",
+         "--after", str(write(tmp_path, "w.py", WRONG["wrong constant"])), "--trials", "2",
+         "--no-timing", "--device", "cpu", "--backend", "eager"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "equivalence: FAILED" in result.stdout
