@@ -21,10 +21,10 @@ def predict(model, loader):
         counts.append((pred == y).sum().detach())
         labels.append(pred.detach())
         rows.append(pred.detach())
-        arrays.append(out.detach().clone())
-        cpu_tensors.append(out.detach().clone())
-        datas.append(out.detach().clone())
-        moved.append(out.detach().clone())
+        arrays.append(out.cpu().numpy())
+        cpu_tensors.append(out.detach().cpu())
+        datas.append(out.data.cpu().numpy())
+        moved.append(out.to("cpu").numpy())
     if len({(v.dtype, v.device) for v in floats}) == 1:
         floats = torch.cat([v.reshape(1) for v in floats]).tolist()
     else:
@@ -41,20 +41,4 @@ def predict(model, loader):
         rows = torch.stack(rows).tolist()
     else:
         rows = [v.tolist() for v in rows]
-    if len({(v.dtype, v.device, v.shape[1:]) for v in arrays}) == 1 and arrays[0].dim() > 0:
-        arrays = [x.numpy() for x in torch.cat(arrays).cpu().split([len(v) for v in arrays])]
-    else:
-        arrays = [v.cpu().numpy() for v in arrays]
-    if len({(v.dtype, v.device, v.shape[1:]) for v in cpu_tensors}) == 1 and cpu_tensors[0].dim() > 0:
-        cpu_tensors = [x.clone() for x in torch.cat(cpu_tensors).cpu().split([len(v) for v in cpu_tensors])]
-    else:
-        cpu_tensors = [v.cpu() for v in cpu_tensors]
-    if len({(v.dtype, v.device, v.shape[1:]) for v in datas}) == 1 and datas[0].dim() > 0:
-        datas = [x.numpy() for x in torch.cat(datas).cpu().split([len(v) for v in datas])]
-    else:
-        datas = [v.cpu().numpy() for v in datas]
-    if len({(v.dtype, v.device, v.shape[1:]) for v in moved}) == 1 and moved[0].dim() > 0:
-        moved = [x.numpy() for x in torch.cat(moved).cpu().split([len(v) for v in moved])]
-    else:
-        moved = [v.cpu().numpy() for v in moved]
     return floats, counts, labels, rows, np.concatenate(arrays), cpu_tensors, datas, moved

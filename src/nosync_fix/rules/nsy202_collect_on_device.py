@@ -110,9 +110,14 @@ class CollectOnDevice(Rule):
     conversion: stored elsewhere before the loop, or read after an `except`
     that can stop the loop midway.
 
-    Safe when the value is certainly a tensor; unsafe when it is only likely to
-    be one, and for `.cpu()` without `.detach()`: the original list holds tensors
-    that may require grad, the fixed one holds detached tensors. On the CPU,
+    Safe when the value is certainly a tensor and what is collected is a Python
+    number or list (`.item()`, `float()`, `.tolist()`). Unsafe when it is only
+    likely to be a tensor, and always for `.cpu()` and `.numpy()`: those collect
+    whole tensors (logits, features), which then stay in device memory until the
+    loop ends, where the original freed each step's copy; a long evaluation
+    loop can run out of device memory. `.cpu()` without `.detach()` differs too:
+    the original list holds tensors that may require grad, the fixed one holds
+    detached tensors. On the CPU,
     `.cpu()` and `.numpy()` return the tensor's own memory, so later in-place
     changes to it show in the original list; the fixed list holds copies, as it
     does on an accelerator, where `.cpu()` copies too.
@@ -274,7 +279,11 @@ class CollectOnDevice(Rule):
 
         rewrite = Rewrite(f"Collect device tensors in `{name}`; convert them once after the "
                           "loop")
-        if not all(c.certain for c in collects):
+        # Whole tensors kept on the device until the loop ends (`.cpu()`, `.numpy()`) can
+        # hold a whole epoch of outputs there where the original freed each step's copy.
+        if not all(c.certain for c in collects) or any(
+            c.form in ("cpu", "numpy") for c in collects
+        ):
             rewrite = rewrite.unsafe()
         torch, rewrite = torch_ref(self.analysis, rewrite)
         for collect in collects:
