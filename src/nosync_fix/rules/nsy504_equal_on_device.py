@@ -88,7 +88,8 @@ class EqualOnDevice(Rule):
             return
         message = (f"`{short(node)}` waits for the device and breaks a compiled graph: "
                    "compare with `(a == b).all()` on the device")
-        if found != "NSY101" and not self._in_arithmetic(node):
+        in_test = found == "NSY101" and self._directly_in_test(node)
+        if not in_test and not self._in_arithmetic(node):
             self.report(node, message + " (no automatic fix: the result is used as a Python "
                                         "bool here)")
             return
@@ -111,6 +112,22 @@ class EqualOnDevice(Rule):
                or is_model_argument(self.analysis, func.value)):
             return func.value, args[0]
         return None
+
+    def _directly_in_test(self, node: cst.Call) -> bool:
+        """The result feeds an ``if``/``while`` test through ``not``/``and``/``or`` only.
+
+        Inside ``any(torch.equal(p, q) for ...)`` the result is still turned into a
+        Python bool one by one (no sync saved), and the operands are often of
+        different shapes, where ``(p == q).all()`` raises or broadcasts.
+        """
+        child: cst.CSTNode = node
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.If, cst.While, cst.IfExp)):
+                return child is ancestor.test
+            if not isinstance(ancestor, (cst.UnaryOperation, cst.BooleanOperation)):
+                return False
+            child = ancestor
+        return False
 
     def _in_arithmetic(self, node: cst.Call) -> bool:
         parent = self.md.parent(node)
