@@ -53,6 +53,9 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     #: Accumulate on the device in the read tensor's dtype ("same") or in float64.
     accumulate_dtype: str = "same"
+    #: Skip the rules that declare signals the pre-filter does not find (off only to
+    #: check the pre-filter itself: the findings are the same either way).
+    prefilter: bool = True
     #: The folder the configuration came from: globs are relative to it.
     root: Path | None = None
     #: The file the settings were read from, if any.

@@ -33,6 +33,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from . import prefilter
 from .analysis import ModuleAnalysis
 from .analysis.base import Metadata
 from .config import Settings
@@ -142,8 +143,8 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             applied=tuple(applied), diff=unified_diff(text, fixed, filename) if fixed != text
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
-    if not rules or not _triggered(text, rules):
-        syntax_check(text, filename)  # cheap (ast), so that broken files are still reported
+    live = live_rules(text, filename, settings, rules)  # raises the parse failure
+    if not live:
         return result()
     suppressions = parse_suppressions(text)
     if suppressions.suppresses_all_of_file():
@@ -153,7 +154,7 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
     applied: list[Finding] = []
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
     for pass_number in range(MAX_PASSES + 1):
-        analysis, found = _run_rules(module, filename, settings, rules, suppressions)
+        analysis, found = _run_rules(module, filename, settings, live, suppressions)
         fixable = [f for f in found
                    if f.report.rewrite is not None and f.report.rewrite.applicability in allowed]
         if not fix or not fixable:
@@ -177,6 +178,8 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
         current = new_text
         suppressions = parse_suppressions(current)
         module = parse(current)
+        # The fixed text may hold what another rule acts on: ask the pre-filter again.
+        live = live_rules(current, filename, settings, rules)
     raise AssertionError("unreachable")
 
 
@@ -192,15 +195,17 @@ def parse(text: str) -> cst.Module:
         raise _FileFailure(f"cannot parse: {error}", "parse") from None
 
 
-def syntax_check(text: str, filename: str) -> None:
-    """Raise the parse failure for a text that is not valid Python."""
+def syntax_check(text: str, filename: str) -> ast.Module:
+    """The ``ast`` of a text; raises the parse failure for a text that is not valid Python."""
     try:
-        compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return prefilter.parse(text, filename)
     except SyntaxError as error:
         where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
         raise _FileFailure(f"cannot parse: {error.msg}{where}", "parse") from None
     except ValueError as error:  # null bytes
         raise _FileFailure(f"cannot parse: {error}", "parse") from None
+    except (RecursionError, MemoryError):
+        raise _FileFailure("cannot parse: too deeply nested", "parse") from None
 
 
 def check_compiles(text: str, encoding: str, filename: str, codes: Sequence[str]) -> None:
@@ -214,8 +219,24 @@ def check_compiles(text: str, encoding: str, filename: str, codes: Sequence[str]
             "file left unchanged", "internal") from None
 
 
-def _triggered(text: str, rules: Sequence[type[Rule]]) -> bool:
-    return any(not rule.triggers or any(t in text for t in rule.triggers) for rule in rules)
+def live_rules(text: str, filename: str, settings: Settings,
+               rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """The rules that may find something in ``text``; raises the failure of invalid code.
+
+    A rule is skipped when the text contains none of its ``triggers``, or when
+    it declares the ``signals`` it acts on and the pre-filter finds none of them
+    where the rule looks (hot regions, or anywhere with ``--all-paths`` or for a
+    rule that is not limited to hot paths).
+    """
+    tree = syntax_check(text, filename)
+    triggered = [rule for rule in rules
+                 if not rule.triggers or any(t in text for t in rule.triggers)]
+    if not settings.prefilter or all(rule.signals is None for rule in triggered):
+        return triggered
+    needs = {rule: prefilter.Need(rule.signals, settings.all_paths or not rule.hot_paths_only)
+             for rule in triggered if rule.signals is not None}
+    found = prefilter.scan(tree, text, settings.hot_functions, list(set(needs.values())))
+    return [rule for rule in triggered if rule not in needs or found.meets(needs[rule])]
 
 
 def _run_rules(module: cst.Module, filename: str, settings: Settings,

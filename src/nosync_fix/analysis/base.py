@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import (
+    CodeRange,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -14,9 +16,13 @@ from libcst.metadata import (
 )
 from libcst.metadata.scope_provider import Access, Scope
 
-#: The metadata every analysis needs; rules declare it too, so a wrapper
-#: resolves it once per file.
+_N = TypeVar("_N", bound=cst.CSTNode)
+
+#: The LibCST providers behind :class:`Metadata` (which resolves them lazily, and
+#: computes parents and qualified names itself from the same information).
 ANALYSIS_METADATA = (ParentNodeProvider, ScopeProvider, QualifiedNameProvider, PositionProvider)
+#: The node types :meth:`Metadata.nodes` lists.
+INDEXED = (cst.Call, cst.Import, cst.ImportFrom, cst.FunctionDef)
 
 FUNCTION_LIKE = (cst.FunctionDef, cst.Lambda)
 LOOPS = (cst.For, cst.While)
@@ -24,16 +30,41 @@ COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class Metadata:
-    """Metadata of one module, resolved once and shared by every analysis."""
+    """Metadata of one module, resolved on first use and shared by every analysis.
+
+    Each piece costs a pass over the whole tree, so nothing is resolved before an
+    analysis asks for it: a file in which no rule finds a candidate never pays for
+    scopes or positions. Qualified names come from the scopes
+    (``Scope.get_qualified_names_for``, which is all ``QualifiedNameProvider``
+    does, less its extra pass over every node).
+    """
 
     def __init__(self, wrapper: cst.MetadataWrapper) -> None:
         self.wrapper = wrapper
         self.module = wrapper.module
-        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = wrapper.resolve(ParentNodeProvider)
-        self.scopes: Mapping[cst.CSTNode, Scope | None] = wrapper.resolve(ScopeProvider)
-        self._qualified: Mapping[cst.CSTNode, Any] = wrapper.resolve(QualifiedNameProvider)
-        self.positions = wrapper.resolve(PositionProvider)
         self._accesses: dict[int, Access] | None = None
+
+    @functools.cached_property
+    def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
+        return self._tree_index.parents
+
+    @functools.cached_property
+    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
+        return self.wrapper.resolve(ScopeProvider)
+
+    @functools.cached_property
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        return self.wrapper.resolve(PositionProvider)
+
+    def nodes(self, kind: type[_N]) -> list[_N]:
+        """Every node of one of the :data:`INDEXED` types, in source order."""
+        return self._tree_index.nodes[kind]  # type: ignore[return-value]
+
+    @functools.cached_property
+    def _tree_index(self) -> _TreeIndex:
+        index = _TreeIndex()
+        self.module.visit(index)
+        return index
 
     # -- tree navigation -------------------------------------------------------------------
 
@@ -97,12 +128,10 @@ class Metadata:
         """
         if dotted_name(node) is None:
             return set()
-        value = self._qualified.get(node)
-        if value is None:
+        scope = self.scopes.get(node)
+        if scope is None:
             return set()
-        if callable(value):  # LazyValue
-            value = value()
-        return {q.name for q in value}
+        return {q.name for q in scope.get_qualified_names_for(node)}
 
     def scope(self, node: cst.CSTNode) -> Scope | None:
         return self.scopes.get(node)
@@ -162,3 +191,29 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
+
+
+class _TreeIndex(cst.CSTVisitor):
+    """One pass that records every node's parent and lists the :data:`INDEXED` nodes.
+
+    The parents are exactly ``ParentNodeProvider``'s (a test checks it), which
+    asks every node for its ``children`` and so walks each node's fields twice.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.nodes: dict[type, list[cst.CSTNode]] = {kind: [] for kind in INDEXED}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        found = self.nodes.get(type(node))
+        if found is not None:
+            found.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()

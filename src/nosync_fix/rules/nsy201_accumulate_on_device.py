@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import HostRead, Kind
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import read_as_tensor, short
 from ._hoist import (
@@ -99,6 +100,7 @@ class AccumulateOnDevice(Rule):
     fix_kind = "safe"
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(")
+    signals = Signal.ACCUMULATE
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
