@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
@@ -17,6 +18,7 @@ from libcst.metadata import (
 from libcst.metadata.scope_provider import Access, Scope
 
 _N = TypeVar("_N", bound=cst.CSTNode)
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 #: The LibCST providers behind :class:`Metadata` (which resolves them lazily, and
 #: computes parents and qualified names itself from the same information).
@@ -43,6 +45,7 @@ class Metadata:
         self.wrapper = wrapper
         self.module = wrapper.module
         self._accesses: dict[int, Access] | None = None
+        self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -114,9 +117,44 @@ class Metadata:
         return found
 
     def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        """``(line, column, end_line, end_column)``: 1-based lines, 0-based columns."""
-        rng = self.positions[node]
-        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        """``(line, column, end_line, end_column)``: 1-based lines, 0-based columns.
+
+        ``PositionProvider`` records a range for every node of the module, ten times
+        the cost of rendering it. A finding needs the range of one node: it is
+        resolved on the top-level statement that holds the node alone, rendered as a
+        module of its own, and shifted by the lines of the statements before it. The
+        answer is the same (a test compares them on every corpus).
+        """
+        if "positions" in self.__dict__:
+            rng = self.positions[node]
+            return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        top: cst.CSTNode | None = node
+        while top is not None and self.parents.get(top) is not self.module:
+            top = self.parents.get(top)
+        if top is None or id(top) not in self._first_lines:  # the module, its header ...
+            rng = self.positions[node]
+            return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        ranges = self._statement_positions.get(id(top))
+        if ranges is None:
+            alone = cst.Module(body=[top], header=(), footer=(),  # type: ignore[list-item]
+                               default_indent=self.module.default_indent,
+                               default_newline=self.module.default_newline)
+            ranges = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
+                PositionProvider)
+            self._statement_positions[id(top)] = ranges
+        shift = self._first_lines[id(top)]
+        rng = ranges[node]
+        return rng.start.line + shift, rng.start.column, rng.end.line + shift, rng.end.column
+
+    @functools.cached_property
+    def _first_lines(self) -> dict[int, int]:
+        """How many lines come before each top-level statement in the rendered module."""
+        lines = sum(1 for _ in self.module.header)
+        found: dict[int, int] = {}
+        for statement in self.module.body:
+            found[id(statement)] = lines
+            lines += len(_LINES.findall(self.module.code_for_node(statement)))
+        return found
 
     # -- names -----------------------------------------------------------------------------
 
