@@ -28,6 +28,7 @@ import re
 import sys
 import tokenize
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -271,7 +272,9 @@ def check_compiles(text: str, encoding: str, filename: str,
                    codes: Sequence[str]) -> cst.Module:
     """LibCST's tree of a fixed text, after checking that Python compiles it."""
     try:
-        compile(text.encode(encoding), filename, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the user's `x is 1` is not ours to warn about
+            warnings.simplefilter("ignore")
+            compile(text.encode(encoding), filename, "exec", dont_inherit=True)
         return parse(text)
     except (SyntaxError, ValueError, _FileFailure) as error:
         raise _FileFailure(

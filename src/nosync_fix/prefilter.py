@@ -31,6 +31,7 @@ import ast
 import enum
 import functools
 import operator
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -44,9 +45,10 @@ class Signal(enum.Flag):
     #: An explicit read: ``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``, or
     #: ``float()``/``int()``/``bool()``/``complex()`` of anything not trivially host.
     READ = enum.auto()
-    #: A read (as ``READ``) in the value of an update of a variable: an augmented
-    #: assignment (``total += loss.item()``, any target) or an assignment whose value
-    #: reads its own target (``total = total + float(t)``, ``best = max(best, t.item())``).
+    #: A read (as ``READ``) that is accumulated: in the value of an augmented
+    #: assignment (``total += loss.item()``, any target), of an assignment whose value
+    #: reads its own target (``total = total + float(t)``, ``best = max(best, t.item())``),
+    #: or in the arguments of an ``update`` method (``meter.update(loss.item())``).
     ACCUMULATE = enum.auto()
     #: A condition that is not trivially host: the test of ``if``/``while``/``assert``,
     #: a conditional expression, a comprehension's ``if`` or a ``case`` guard, and
@@ -68,8 +70,8 @@ class Signal(enum.Flag):
 
 ALL_SIGNALS = functools.reduce(operator.or_, Signal, Signal.NONE)
 #: The signals found by walking expressions (the others are found at statements).
-_EXPRESSION_SIGNALS = (Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.SYNC
-                       | Signal.DATA_DEPENDENT | Signal.STORE)
+_EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Signal.OUTPUT
+                       | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE)
 
 _READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
 _READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
@@ -118,7 +120,19 @@ class Scan:
 
 def parse(text: str, filename: str = "<string>") -> ast.Module:
     """``ast`` parse; raises SyntaxError or ValueError (null bytes) for invalid code."""
-    return compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    with warnings.catch_warnings():  # invalid escapes and the like: the user's business
+        warnings.simplefilter("ignore")
+        return compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def hot_locations(tree: ast.Module, text: str,
+                  hot_functions: Iterable[str] = ()) -> set[tuple[int, int]]:
+    """``(line, column)`` of every statement and expression the scan takes to be hot
+    (columns in UTF-8 bytes, as ``ast`` counts them); for the tests."""
+    scanner = _Scanner(tree, text, frozenset(hot_functions), None)
+    scanner.record = set()
+    scanner.block(tree.body, _NORMAL)
+    return scanner.record
 
 
 def scan(tree: ast.Module, text: str, hot_functions: Iterable[str] = (),
@@ -161,6 +175,7 @@ class _Scanner:
         self.compiled_names, self.compiled_definitions = _compiled_functions(tree, text)
         self._host: _HostExpressions | None = None
         self.visible: set[int] = {id(tree)}
+        self.record: set[tuple[int, int]] | None = None
 
     @property
     def host(self) -> _HostExpressions:
@@ -201,6 +216,8 @@ class _Scanner:
             self.statement(statement, state)
 
     def statement(self, node: ast.stmt, state: int) -> None:
+        if self.record is not None and state == _HOT:
+            self.record.add((node.lineno, node.col_offset))
         if isinstance(node, _FUNCTIONS):
             self.function(node, self._function_state(node, state))
             return
@@ -348,6 +365,8 @@ class _Scanner:
         stack: list[tuple[ast.AST, int]] = [(node, state)]
         while stack:
             current, where = stack.pop()
+            if self.record is not None and where == _HOT:
+                self.record.add((current.lineno, current.col_offset))  # type: ignore[attr-defined]
             kind = type(current)
             if kind is ast.Call:
                 self._call(current, where)  # type: ignore[arg-type]
@@ -426,7 +445,12 @@ class _Scanner:
             name = func.id
         else:
             return
-        if name in _READ_METHODS or name in _READ_BUILTINS:
+        if name == "update" and isinstance(func, ast.Attribute):
+            if self.looks_for(Signal.ACCUMULATE, state) and any(
+                self._reads_in(a) for a in (*call.args, *(k.value for k in call.keywords))
+            ):
+                self.signal(Signal.ACCUMULATE, state)
+        elif name in _READ_METHODS or name in _READ_BUILTINS:
             if self.looks_for(Signal.READ, state) and self._is_read(call):
                 self.signal(Signal.READ, state)
         elif name in _OUTPUT_METHODS or name in _OUTPUT_FUNCTIONS:
@@ -536,6 +560,7 @@ class _Bindings:
         self._scopes: list[int] = [id(tree)]
         self._star_import = False
         self._class_scopes: set[int] = set()
+        self._parents: dict[int, int] = {}
         self._visit(tree)
         if self._star_import:
             self.rebound.update(_HOST_CALLS | {"range", "enumerate"})
@@ -576,6 +601,7 @@ class _Bindings:
                 self._scopes.pop()
                 continue
             if self._enter(node):
+                self._parents[id(node)] = self._scopes[-1]
                 self._scopes.append(id(node))
                 stack.append(None)
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
@@ -643,50 +669,69 @@ class _Bindings:
         """Names bound only to host values, with the scopes that bind them.
 
         Every binding is a ``range`` counter, an ``enumerate`` index, an assignment
-        of a host expression, or an augmented assignment adding one; every scope
-        that binds the name assigns it at least once (a ``+=`` alone keeps whatever
-        the name held). The largest consistent set, as the analysis, which ignores
-        an assignment while it computes it.
+        of a host expression, or an augmented assignment adding one. Every scope that
+        binds the name also binds it to a *base*: a counter, or a value that is host
+        without the name itself (the analysis skips an assignment while computing
+        it, so ``n = n + 1`` is host next to ``n = 0``, and ``x = x`` alone is not).
+        Built up from nothing, one round at a time: mutual recursion stays out.
         """
         counters_ok = "range" not in self.rebound and "enumerate" not in self.rebound
-        candidates: dict[str, frozenset[int]] = {}
+        candidates: list[str] = []
         for name, bound in self._bindings.items():
-            if name in self._disqualified:
-                continue
             scopes = {scope for scope, _, _ in bound}
-            based = {scope for scope, how, _ in bound if how in (_COUNTER, _ASSIGNED)}
-            if scopes != based or any(how == _OTHER for _, how, _ in bound) or (
+            if name in self._disqualified or any(how == _OTHER for _, how, _ in bound) or (
                 not scopes.isdisjoint(self._class_scopes)
             ):
                 continue
             if not counters_ok and any(how == _COUNTER for _, how, _ in bound):
                 continue
-            candidates[name] = frozenset(scopes)
+            candidates.append(name)
+        host: dict[str, frozenset[int]] = {}
         changed = True
         while changed:
             changed = False
-            for name in sorted(candidates):
-                if any(how in (_ASSIGNED, _AUGMENTED) and not self._host_value(value, candidates)
-                       for _, how, value in self._bindings[name]):
-                    del candidates[name]
+            for name in candidates:
+                if name in host:
+                    continue
+                bound = self._bindings[name]
+                scopes = frozenset(scope for scope, _, _ in bound)
+                based = {scope for scope, how, value in bound if how == _COUNTER or (
+                    how == _ASSIGNED and self._host_value(value, host, scope))}
+                if based != scopes:
+                    continue
+                with_itself = {**host, name: scopes}
+                if all(how == _COUNTER or self._host_value(value, with_itself, scope)
+                       for scope, how, value in bound):
+                    host[name] = scopes
                     changed = True
-        return candidates
+        return host
 
-    def _host_value(self, node: ast.expr | None, names: dict[str, frozenset[int]]) -> bool:
+    def _host_value(self, node: ast.expr | None, names: dict[str, frozenset[int]],
+                    scope: int) -> bool:
         kind = type(node)
         if kind is ast.Constant:
             return True
         if kind is ast.Name:
-            return node.id in names  # type: ignore[union-attr]
+            bound = names.get(node.id)  # type: ignore[union-attr]
+            return bound is not None and not bound.isdisjoint(self._chain(scope))
         if kind is ast.BinOp:
-            return self._host_value(node.left, names) and self._host_value(  # type: ignore
-                node.right, names)  # type: ignore[union-attr]
+            return self._host_value(node.left, names, scope) and self._host_value(  # type: ignore
+                node.right, names, scope)  # type: ignore[union-attr]
         if kind is ast.UnaryOp:
-            return self._host_value(node.operand, names)  # type: ignore[union-attr]
+            return self._host_value(node.operand, names, scope)  # type: ignore[union-attr]
         if kind is ast.Call:
             func = node.func  # type: ignore[union-attr]
             return isinstance(func, ast.Name) and func.id == "len" and "len" not in self.rebound
         return False
+
+    def _chain(self, scope: int) -> set[int]:
+        """``scope`` and the scopes around it, whose names it can read."""
+        chain = {scope}
+        parent = self._parents.get(scope)
+        while parent is not None:
+            chain.add(parent)
+            parent = self._parents.get(parent)
+        return chain
 
 
 def _dotted(node: ast.expr) -> str | None:
