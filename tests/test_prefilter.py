@@ -250,6 +250,7 @@ def test_configured_hot_functions() -> None:
     ("for x in xs:\n    total = total + float(x)\n", Signal.ACCUMULATE),
     ("for x in xs:\n    best = max(best, x.item())\n", Signal.ACCUMULATE),
     ("for x in xs:\n    meter.update(x.item(), 4)\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    total = x.item() + total\n", Signal.ACCUMULATE),
     ("for x in xs:\n    if x > 0:\n        pass\n", Signal.CONDITION),
     ("for x in xs:\n    y = a if x else b\n", Signal.CONDITION),
     ("for x in xs:\n    assert x.sum() < 3\n", Signal.CONDITION),
@@ -264,6 +265,12 @@ def test_configured_hot_functions() -> None:
 ])
 def test_signals(source: str, signal: Signal) -> None:
     assert signal in _hot(source)
+
+
+def test_conversions_and_plain_reads_are_no_accumulation() -> None:
+    source = "for x in xs:\n    total = float(total)\n    y = x.item()\n    z = y + x.item()\n"
+    assert Signal.ACCUMULATE not in _hot(source)
+    assert Signal.READ in _hot(source)
 
 
 @pytest.mark.parametrize("source", [

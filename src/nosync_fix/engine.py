@@ -105,12 +105,19 @@ def decode(source: bytes | str) -> tuple[str, str]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     except SyntaxError as error:
-        raise _FileFailure(f"cannot decode: {error}", "parse") from None
+        # Without a cookie, a first or second line that is not UTF-8 fails here.
+        if "encoding declaration" in str(error):
+            encoding = "utf-8"
+        else:
+            raise _FileFailure(f"cannot decode: {error}", "parse") from None
     try:
         return source.decode(encoding), encoding
-    except (UnicodeDecodeError, LookupError) as error:
-        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        raise _FileFailure(f"cannot decode as {encoding}: {reason}", "parse") from None
+    except UnicodeDecodeError as error:
+        line = source.count(b"\n", 0, error.start) + 1
+        raise _FileFailure(f"cannot decode as {encoding}: {error.reason} at line {line}",
+                           "parse") from None
+    except LookupError as error:
+        raise _FileFailure(f"cannot decode: {error}", "parse") from None
 
 
 def unified_diff(before: str, after: str, filename: str) -> str:

@@ -46,9 +46,11 @@ class Signal(enum.Flag):
     #: ``float()``/``int()``/``bool()``/``complex()`` of anything not trivially host.
     READ = enum.auto()
     #: A read (as ``READ``) that is accumulated: in the value of an augmented
-    #: assignment (``total += loss.item()``, any target), of an assignment whose value
-    #: reads its own target (``total = total + float(t)``, ``best = max(best, t.item())``),
-    #: or in the arguments of an ``update`` method (``meter.update(loss.item())``).
+    #: assignment (``total += loss.item()``, any target); in an operand or argument of
+    #: an assignment's value that has the target itself as another operand or argument
+    #: (``total = total + float(t)``, ``best = max(best, t.item())``, but not
+    #: ``total = float(total)``); or in the arguments of an ``update`` method
+    #: (``meter.update(loss.item())``).
     ACCUMULATE = enum.auto()
     #: A condition that is not trivially host: the test of ``if``/``while``/``assert``,
     #: a conditional expression, a comprehension's ``if`` or a ``case`` guard, and
@@ -246,7 +248,7 @@ class _Scanner:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if node.value is not None and self.looks_for(Signal.ACCUMULATE, state) and (
-                self._updates_itself(node) and self._reads_in(node.value)
+                self._accumulates_a_read(node)
             ):
                 self.signal(Signal.ACCUMULATE, state)
             for target in targets:
@@ -478,14 +480,21 @@ class _Scanner:
         return any(isinstance(node, ast.Call) and self._is_read(node)
                    for node in ast.walk(value))
 
-    @staticmethod
-    def _updates_itself(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
+    def _accumulates_a_read(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
+        """``t += r``, or ``t = t + r`` / ``t = max(t, r)``, with a read in ``r``."""
         if isinstance(node, ast.AugAssign):
-            return True
+            return self._reads_in(node.value)
+        value = node.value
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         names = {t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)}
-        return bool(names) and any(isinstance(n, ast.Name) and n.id in names
-                                   for n in ast.walk(node.value))  # type: ignore[arg-type]
+        if isinstance(value, ast.BinOp):
+            parts = [value.left, value.right]
+        elif isinstance(value, ast.Call):
+            parts = [*value.args, *(k.value for k in value.keywords)]
+        else:
+            return False
+        return any(isinstance(p, ast.Name) and p.id in names for p in parts) and any(
+            self._reads_in(p) for p in parts if not (isinstance(p, ast.Name) and p.id in names))
 
 
 class _HostExpressions:
