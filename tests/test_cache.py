@@ -245,3 +245,27 @@ def test_progress_counts_every_file(tree: Path) -> None:
     run(["."], Settings(), Mode.CHECK, jobs=2, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (6, 6)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_crashing_worker_fails_only_its_file(tree: Path, monkeypatch) -> None:
+    for i in range(6):
+        (tree / f"extra{i}.py").write_text(TRAIN)
+    (tree / "crash.py").write_text(TRAIN)
+    real = runner.process_source
+
+    def dies_on_crash_py(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if filename.endswith("crash.py"):
+            os._exit(3)  # as a segfault in native code would end the worker
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "process_source", dies_on_crash_py)
+    outcomes = run(["."], Settings(), Mode.CHECK, jobs=2)
+    by_name = {Path(o.filename).name: o for o in outcomes}
+    assert len(by_name) == 13
+    assert by_name["crash.py"].error is not None
+    assert "the analysis crashed" in by_name["crash.py"].error.message
+    assert by_name["broken.py"].error is not None and by_name["broken.py"].error.kind == "parse"
+    for name, outcome in by_name.items():
+        if name not in ("crash.py", "broken.py"):
+            assert outcome.error is None, (name, outcome.error)
+    assert len(by_name["extra5.py"].result.findings) == 1

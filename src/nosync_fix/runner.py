@@ -6,6 +6,7 @@ import enum
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -84,16 +85,38 @@ def run(
         results = pool.map(process_file, todo, repeat(settings), repeat(mode),
                            repeat(with_edits), repeat(cache), chunksize=chunk)
     try:
-        for index, outcome in zip(pending, results, strict=True):
+        for index, outcome in zip(pending, results, strict=False):
             outcomes[index] = outcome
             done += 1
             if progress:
                 progress(done, len(files))
+    except BrokenProcessPool:
+        # A worker died (a crash in native code, the kernel's OOM killer): the files
+        # without an answer are retried one process each, so that only the culprit fails.
+        for index in pending:
+            if outcomes[index] is None:
+                outcomes[index] = _isolated(files[index], settings, mode, with_edits, cache)
+                done += 1
+                if progress:
+                    progress(done, len(files))
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return [FileOutcome(e.filename, error=e) for e in errors] + [
         o for o in outcomes if o is not None]
+
+
+def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
+              cache: Cache | None) -> FileOutcome:
+    """Process one file in a process of its own; a crash there is this file's error."""
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(process_file, filename, settings, mode, with_edits,
+                               cache).result()
+        except BrokenProcessPool:
+            return FileOutcome(filename, error=FileError(
+                filename, "the analysis crashed (its process died); file left unchanged",
+                "internal"))
 
 
 def process_file(filename: str, settings: Settings, mode: Mode, with_edits: bool = False,
