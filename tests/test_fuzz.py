@@ -61,13 +61,13 @@ def test_any_valid_program(source: str, options: dict) -> None:
     check_properties(source, **options)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node(), st.sampled_from(OPTIONS))
 def test_any_program_libcst_builds(source: str, options: dict) -> None:
     check_properties(source, **options)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(torch_programs(), st.sampled_from(OPTIONS))
 def test_training_programs(source: str, options: dict) -> None:
     check_properties(source, **options)

@@ -68,7 +68,7 @@ def test_prefilter_changes_nothing(path: Path) -> None:
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(torch_programs())
 def test_prefilter_changes_nothing_on_generated_programs(source: str) -> None:
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
