@@ -111,7 +111,7 @@ def _check_tree(name: str, tree: Path, settings: Settings, jobs: int | None,
                 compile(Path(outcome.filename).read_bytes(), outcome.filename, "exec")
         except (SyntaxError, ValueError) as error:
             not_compiling.append(f"{rel(outcome.filename)}: {error}")
-        _write_diff(diffs / name, rel(outcome.filename), outcome)
+        _write_diff(diffs / name, rel(outcome.filename), outcome, tree)
 
     try:
         second = run([str(tree)], settings, Mode.FIX, jobs=jobs)
@@ -162,13 +162,14 @@ def _finding_keys(outcomes: list[FileOutcome], rel) -> set[tuple]:  # type: igno
             for f in o.result.findings}
 
 
-def _write_diff(folder: Path, relative: str, outcome: FileOutcome) -> None:
+def _write_diff(folder: Path, relative: str, outcome: FileOutcome, tree: Path) -> None:
     if outcome.result is None or not outcome.result.diff:
         return
     path = folder / (relative + ".diff")
     path.parent.mkdir(parents=True, exist_ok=True)
     notes = "".join(f"# {f.code} line {f.line}: {f.message}\n" for f in outcome.result.applied)
-    path.write_text(notes + outcome.result.diff, encoding="utf-8")
+    diff = outcome.result.diff.replace(str(tree) + os.sep, "")  # paths in the checkout
+    path.write_text(notes + diff, encoding="utf-8")
 
 
 def _print(report: dict) -> None:
