@@ -81,7 +81,7 @@ class Settings:
             return self.rules()
         return select_rules(self.select + self.extend_select, self.ignore + tuple(ignored))
 
-    def is_excluded(self, path: Path, walk_root: Path | None = None) -> bool:
+    def is_excluded(self, path: str | Path, walk_root: Path | None = None) -> bool:
         """Whether ``path`` (a file or folder met while walking) matches an exclude pattern.
 
         Patterns without a slash match the name (``build``, ``*_pb2.py``); patterns
