@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -67,8 +68,21 @@ def forbid_analysis(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(runner, "process_source", fail)
 
 
-def entries(folder: Path) -> list[Path]:
-    return sorted(folder.rglob("*.json"))
+def entries(folder: Path) -> dict[str, dict]:
+    """The cache's entries, by key."""
+    db = sqlite3.connect(folder / "cache.sqlite")
+    try:
+        return {key: json.loads(value) for key, value in db.execute(
+            "SELECT key, value FROM entries")}
+    finally:
+        db.close()
+
+
+def set_value(folder: Path, key: str, value: str) -> None:
+    db = sqlite3.connect(folder / "cache.sqlite")
+    with db:
+        db.execute("UPDATE entries SET value = ? WHERE key = ?", (value, key))
+    db.close()
 
 
 @pytest.mark.parametrize("args", [["--check"], ["--check", "--output-format", "json"],
@@ -135,16 +149,25 @@ def test_entries_are_never_stale(tree: Path, monkeypatch, change: str) -> None:
 
 def test_corrupt_or_foreign_entries_are_ignored(tree: Path) -> None:
     first = invoke("--check", ".")
-    found = entries(tree / ".nosync_cache")
-    found[0].write_text("{not json")
-    data = json.loads(found[1].read_text())
-    data["key"] = "0" * 64
-    found[1].write_text(json.dumps(data))
-    data = json.loads(found[2].read_text())
-    data["findings"] = "nonsense"
-    found[2].write_text(json.dumps(data))
+    folder = tree / ".nosync_cache"
+    found = entries(folder)
+    keys = sorted(found)
+    set_value(folder, keys[0], "{not json")
+    set_value(folder, keys[1], json.dumps({**found[keys[1]], "key": "0" * 64}))
+    set_value(folder, keys[2], json.dumps({**found[keys[2]], "findings": "nonsense"}))
+    set_value(folder, keys[3], json.dumps({**found[keys[3]], "format": 0}))
     second = invoke("--check", ".")
     assert (second.exit_code, second.output) == (first.exit_code, first.output)
+
+
+def test_a_broken_database_is_replaced(tree: Path) -> None:
+    first = invoke("--check", ".")
+    (tree / ".nosync_cache" / "cache.sqlite").write_bytes(b"this is no database" * 100)
+    for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
+        (tree / ".nosync_cache" / name).unlink(missing_ok=True)
+    second = invoke("--check", ".")
+    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+    assert len(entries(tree / ".nosync_cache")) == 6
 
 
 def test_no_cache_reads_and_writes_nothing(tree: Path, monkeypatch) -> None:
@@ -193,7 +216,7 @@ def test_parse_errors_are_cached_internal_errors_are_not(tree: Path, monkeypatch
         patch.setattr(rule.AccumulateOnDevice, "_candidate", broken)
         first = invoke("--check", ".")
     assert first.output.count("internal error") == 4
-    stored = [json.loads(p.read_text()) for p in entries(tree / ".nosync_cache")]
+    stored = entries(tree / ".nosync_cache").values()
     assert [e["error"]["kind"] for e in stored if e["error"]] == ["parse"]
     second = invoke("--check", ".")
     assert "internal error" not in second.output and "broken.py: cannot parse" in second.output
@@ -209,9 +232,10 @@ def test_concurrent_runs_share_the_cache(tree: Path) -> None:
     outputs = [p.communicate() for p in procs]
     assert len({out for out, _ in outputs}) == 1
     assert [p.returncode for p in procs] == [2, 2, 2]
-    for entry in entries(tree / ".nosync_cache"):
-        json.loads(entry.read_text())  # whole entries only
-    assert not list((tree / ".nosync_cache").rglob("*.tmp"))
+    db = sqlite3.connect(tree / ".nosync_cache" / "cache.sqlite")
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db.close()
+    assert len(entries(tree / ".nosync_cache")) == 36
     again = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     assert again.stdout == outputs[0][0]
 
@@ -269,3 +293,13 @@ def test_a_crashing_worker_fails_only_its_file(tree: Path, monkeypatch) -> None:
         if name not in ("crash.py", "broken.py"):
             assert outcome.error is None, (name, outcome.error)
     assert len(by_name["extra5.py"].result.findings) == 1
+
+
+def test_entries_of_other_versions_are_dropped(tree: Path, monkeypatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module, "tool_fingerprint", lambda: "an older version")
+        invoke("--check", ".")
+    old = set(entries(tree / ".nosync_cache"))
+    invoke("--check", ".")
+    new = set(entries(tree / ".nosync_cache"))
+    assert len(old) == len(new) == 6 and not old & new

@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import repeat
 
-from .cache import Cache
+from .cache import Cache, CacheStore
 from .config import Settings
 from .engine import process_source
 from .files import FileProblem, discover, read_source, write_atomic
@@ -56,14 +56,26 @@ def run(
     """Process every Python file under ``paths``; one outcome per file or failed path.
 
     With a ``cache``, files whose result is cached are answered first, here,
-    without parsing; only the others go to the worker processes, which store
-    what they compute.
+    without parsing; only the others go to the worker processes, and what they
+    compute is stored here (only this process opens the cache).
     """
     files, errors = discover(paths, settings)
+    if cache is None:
+        outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, None, None)
+    else:
+        with cache.open() as store:
+            outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, cache,
+                                    store)
+    return [FileOutcome(e.filename, error=e) for e in errors] + outcomes
+
+
+def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | None,
+                 with_edits: bool, progress: Callable[[int, int], None] | None,
+                 cache: Cache | None, store: CacheStore | None) -> list[FileOutcome]:
     outcomes: list[FileOutcome | None] = [None] * len(files)
     pending: list[int] = []
     for index, filename in enumerate(files):
-        cached = _from_cache(filename, settings, mode, with_edits, cache)
+        cached = _from_cache(filename, settings, mode, with_edits, cache, store)
         if cached is None:
             pending.append(index)
         else:
@@ -74,19 +86,20 @@ def run(
     workers = min(max(1, jobs or os.cpu_count() or 1), len(pending))
     todo = [files[i] for i in pending]
     if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
-        results: Iterable[FileOutcome] = (
-            process_file(f, settings, mode, with_edits, cache) for f in todo)
+        results: Iterable[tuple[FileOutcome, str | None]] = (
+            _work(f, settings, mode, with_edits, cache) for f in todo)
         pool = None
     else:
         pool = ProcessPoolExecutor(max_workers=workers)
         # Small chunks keep both workers busy to the end: a few files cost a hundred
         # times more than the rest, and they come in clusters (one package at a time).
         chunk = max(1, min(8, len(todo) // (workers * 16)))
-        results = pool.map(process_file, todo, repeat(settings), repeat(mode),
-                           repeat(with_edits), repeat(cache), chunksize=chunk)
+        results = pool.map(_work, todo, repeat(settings), repeat(mode), repeat(with_edits),
+                           repeat(cache), chunksize=chunk)
     try:
-        for index, outcome in zip(pending, results, strict=False):
+        for index, (outcome, key) in zip(pending, results, strict=False):
             outcomes[index] = outcome
+            _remember(store, key, outcome)
             done += 1
             if progress:
                 progress(done, len(files))
@@ -95,50 +108,63 @@ def run(
         # without an answer are retried one process each, so that only the culprit fails.
         for index in pending:
             if outcomes[index] is None:
-                outcomes[index] = _isolated(files[index], settings, mode, with_edits, cache)
+                outcome, key = _isolated(files[index], settings, mode, with_edits, cache)
+                outcomes[index] = outcome
+                _remember(store, key, outcome)
                 done += 1
                 if progress:
                     progress(done, len(files))
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    return [FileOutcome(e.filename, error=e) for e in errors] + [
-        o for o in outcomes if o is not None]
+    return [o for o in outcomes if o is not None]
+
+
+def _remember(store: CacheStore | None, key: str | None, outcome: FileOutcome) -> None:
+    result = outcome.result
+    if store is None or key is None or result is None:
+        return
+    if result.error is not None and result.error.kind == "internal":
+        return  # a bug: not remembered, so that it shows every time
+    store.put(key, result)
 
 
 def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
-              cache: Cache | None) -> FileOutcome:
+              cache: Cache | None) -> tuple[FileOutcome, str | None]:
     """Process one file in a process of its own; a crash there is this file's error."""
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
-            return pool.submit(process_file, filename, settings, mode, with_edits,
-                               cache).result()
+            return pool.submit(_work, filename, settings, mode, with_edits, cache).result()
         except BrokenProcessPool:
             return FileOutcome(filename, error=FileError(
                 filename, "the analysis crashed (its process died); file left unchanged",
-                "internal"))
+                "internal")), None
 
 
-def process_file(filename: str, settings: Settings, mode: Mode, with_edits: bool = False,
-                 cache: Cache | None = None) -> FileOutcome:
+def process_file(filename: str, settings: Settings, mode: Mode,
+                 with_edits: bool = False) -> FileOutcome:
     """Check or fix one file on disk; write it back in FIX mode when it changed."""
+    return _work(filename, settings, mode, with_edits, None)[0]
+
+
+def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
+          cache: Cache | None) -> tuple[FileOutcome, str | None]:
+    """:func:`process_file`, and the cache key of the bytes it read (for the caller)."""
     try:
         source = read_source(filename)
     except FileProblem as problem:
-        return FileOutcome(filename, error=FileError(filename, str(problem), "io"))
+        return FileOutcome(filename, error=FileError(filename, str(problem), "io")), None
     fix = mode is not Mode.CHECK
     rules = settings.rules_for(filename)
     result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
                             rules=rules)
-    if cache is not None and (result.error is None or result.error.kind != "internal"):
-        # Internal errors are bugs: not remembered, so that they show every time.
-        cache.put(cache.key(filename, source, _codes(rules), fix, with_edits), result)
-    return _finish(filename, source, result, mode)
+    key = cache.key(filename, source, _codes(rules), fix, with_edits) if cache else None
+    return _finish(filename, source, result, mode), key
 
 
 def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
-                cache: Cache | None) -> FileOutcome | None:
-    if cache is None:
+                cache: Cache | None, store: CacheStore | None) -> FileOutcome | None:
+    if cache is None or store is None:
         return None
     try:
         source = read_source(filename)
@@ -146,7 +172,7 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         return None  # reported when the file is processed
     fix = mode is not Mode.CHECK
     key = cache.key(filename, source, _codes(settings.rules_for(filename)), fix, with_edits)
-    result = cache.get(key, filename, source)
+    result = store.get(key, filename, source)
     if result is None:
         return None
     return _finish(filename, source, result, mode)
