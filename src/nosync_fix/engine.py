@@ -2,15 +2,19 @@
 
 For one source text the engine
 
-1. decodes it (PEP 263 cookie, BOM) and skips it cheaply when no selected rule
-   could fire (each rule's ``triggers``);
-2. parses it once with LibCST and resolves the shared metadata and analyses;
-3. runs every selected rule in one batched traversal and keeps the findings on
+1. decodes it (PEP 263 cookie, BOM), parses it with Python's ``ast`` (invalid
+   code is reported here) and keeps the rules that may fire: those whose
+   ``triggers`` occur in the text and, for rules that declare ``signals``, those
+   whose signals the pre-filter (:mod:`nosync_fix.prefilter`) finds in a hot
+   region; with no rule left, the file is done without LibCST;
+2. parses it once with LibCST; metadata and analyses are resolved on first use;
+3. runs the remaining rules in one batched traversal and keeps the findings on
    hot paths that no ``noqa`` comment suppresses;
 4. when fixing: applies the rewrites that do not overlap, adds the imports they
    need (``AddImportsVisitor``) and removes those they leave unused
    (``RemoveImportsVisitor``), checks that the result parses and compiles, and
-   starts again from 3 on the new text until nothing is left to fix.
+   starts again from 3 on the new text (asking the pre-filter again) until
+   nothing is left to fix.
 
 The new text is spliced into the original line by line, so that lines no fix
 touched keep their exact bytes (LibCST drops form feeds and a lone ``\\r``).
