@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+import nosync_fix
 from nosync_fix import (
     Applicability,
     ConfigError,
@@ -139,6 +141,8 @@ def test_libcst_codemod_command(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "libcst.tool", "codemod", "-x", "--no-format",
          "nosync_fix.codemod.NoSyncFix", str(path)],
-        capture_output=True, text=True, cwd=tmp_path)
+        capture_output=True, text=True, cwd=tmp_path,
+        # The package under test, not whichever one the interpreter would find.
+        env={**os.environ, "PYTHONPATH": str(Path(nosync_fix.__file__).parents[1])})
     assert proc.returncode == 0, proc.stderr
     assert path.read_text() == fix_code(SOURCE).fixed

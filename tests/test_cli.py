@@ -13,7 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import nosync_fix
 from nosync_fix.cli import main
+
+#: The package under test, for subprocesses (not whichever one the interpreter finds).
+SRC = str(Path(nosync_fix.__file__).parents[1])
 
 TRAIN = textwrap.dedent("""\
     import torch
@@ -415,7 +419,7 @@ def test_real_subprocess_parallel_run(project: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "nosync_fix", "--isolated", "-j", "2", "pkg"],
         capture_output=True, text=True, cwd=project,
-        env={**os.environ, "NO_COLOR": "1"})
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": SRC})
     assert proc.returncode == 2
     assert "error: pkg/broken.py: cannot parse" in proc.stderr
     assert "Found 6 findings (6 fixed)." in proc.stdout

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .cache import Cache, default_folder
 from .config import ConfigError, Settings, find_config, load_settings
 from .engine import process_source
 from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
@@ -57,6 +58,11 @@ def _fail(message: str) -> None:
               help="Exit 0 even when findings remain or a diff is printed (errors still exit 2).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes [default: all cores].")
+@click.option("--no-cache", is_flag=True,
+              help="Analyse every file, neither reading nor writing the cache.")
+@click.option("--cache-dir", default=None, metavar="PATH", type=click.Path(file_okay=False),
+              help="Where the cache lives [default: .nosync_cache next to the config, "
+                   "or in the working folder].")
 @click.option("--exclude", multiple=True, metavar="GLOBS",
               help="Files and folders to skip, replacing the default list.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOBS",
@@ -78,7 +84,8 @@ def _fail(message: str) -> None:
 def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | None,
          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
          output_format: str, statistics: bool, exit_zero: bool, jobs: int | None,
-         exclude: tuple[str, ...], extend_exclude: tuple[str, ...], config_path: str | None,
+         no_cache: bool, cache_dir: str | None, exclude: tuple[str, ...],
+         extend_exclude: tuple[str, ...], config_path: str | None,
          isolated: bool, show_fixes: bool, all_paths: bool | None, stdin_filename: str | None,
          quiet: bool, verbose: bool, no_color: bool, list_rules: bool,
          explain: str | None) -> None:
@@ -125,8 +132,10 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
 
     started = time.perf_counter()
     progress = _progress_printer() if (sys.stderr.isatty() and not quiet) else None
+    cache = None if no_cache else Cache.for_settings(
+        cache_dir if cache_dir is not None else default_folder(settings), settings)
     outcomes = run(list(paths), settings, mode, jobs=jobs, with_edits=with_edits,
-                   progress=progress)
+                   progress=progress, cache=cache)
     if progress is not None:
         progress(-1, -1)
     if verbose:

@@ -9,6 +9,9 @@ one wins; on a tie, ignore wins.
 from __future__ import annotations
 
 import fnmatch
+import functools
+import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -53,6 +56,9 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     #: Accumulate on the device in the read tensor's dtype ("same") or in float64.
     accumulate_dtype: str = "same"
+    #: Skip the rules that declare signals the pre-filter does not find (off only to
+    #: check the pre-filter itself: the findings are the same either way).
+    prefilter: bool = True
     #: The folder the configuration came from: globs are relative to it.
     root: Path | None = None
     #: The file the settings were read from, if any.
@@ -75,14 +81,17 @@ class Settings:
             return self.rules()
         return select_rules(self.select + self.extend_select, self.ignore + tuple(ignored))
 
-    def is_excluded(self, path: Path, walk_root: Path | None = None) -> bool:
+    def is_excluded(self, path: str | Path, walk_root: Path | None = None) -> bool:
         """Whether ``path`` (a file or folder met while walking) matches an exclude pattern.
 
         Patterns without a slash match the name (``build``, ``*_pb2.py``); patterns
         with one match the path relative to the project root or the walked folder.
         """
         patterns = self.exclude + self.extend_exclude
-        return any(_glob_matches(p, path, self.root, walk_root) for p in patterns)
+        names, paths = _split_patterns(patterns)
+        if names.match(os.path.basename(path)):
+            return True
+        return bool(paths) and any(_glob_matches(p, path, self.root, walk_root) for p in paths)
 
     def validate(self) -> Settings:
         for where, selectors in (("select", self.select), ("extend-select", self.extend_select),
@@ -226,6 +235,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _split_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """The name-only patterns as one compiled regex (a walk asks thousands of times),
+    and the patterns with a slash, which :func:`_glob_matches` handles."""
+    names = [p.rstrip("/") for p in patterns if "/" not in p.rstrip("/")]
+    paths = tuple(p for p in patterns if "/" in p.rstrip("/"))
+    regex = "|".join(fnmatch.translate(n) for n in names) or r"(?!)"
+    return re.compile(regex), paths
 
 
 def _glob_matches(pattern: str, path: str | Path, root: Path | None,

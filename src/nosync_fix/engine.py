@@ -2,15 +2,19 @@
 
 For one source text the engine
 
-1. decodes it (PEP 263 cookie, BOM) and skips it cheaply when no selected rule
-   could fire (each rule's ``triggers``);
-2. parses it once with LibCST and resolves the shared metadata and analyses;
-3. runs every selected rule in one batched traversal and keeps the findings on
+1. decodes it (PEP 263 cookie, BOM), parses it with Python's ``ast`` (invalid
+   code is reported here) and keeps the rules that may fire: those whose
+   ``triggers`` occur in the text and, for rules that declare ``signals``, those
+   whose signals the pre-filter (:mod:`nosync_fix.prefilter`) finds in a hot
+   region; with no rule left, the file is done without LibCST;
+2. parses it once with LibCST; metadata and analyses are resolved on first use;
+3. runs the remaining rules in one batched traversal and keeps the findings on
    hot paths that no ``noqa`` comment suppresses;
 4. when fixing: applies the rewrites that do not overlap, adds the imports they
    need (``AddImportsVisitor``) and removes those they leave unused
    (``RemoveImportsVisitor``), checks that the result parses and compiles, and
-   starts again from 3 on the new text until nothing is left to fix.
+   starts again from 3 on the new text (asking the pre-filter again) until
+   nothing is left to fix.
 
 The new text is spliced into the original line by line, so that lines no fix
 touched keep their exact bytes (LibCST drops form feeds and a lone ``\\r``).
@@ -21,18 +25,20 @@ was and the failure is reported as an internal error.
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import io
 import re
+import sys
 import tokenize
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from . import prefilter
 from .analysis import ModuleAnalysis
 from .analysis.base import Metadata
 from .config import Settings
@@ -103,12 +109,19 @@ def decode(source: bytes | str) -> tuple[str, str]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     except SyntaxError as error:
-        raise _FileFailure(f"cannot decode: {error}", "parse") from None
+        # Without a cookie, a first or second line that is not UTF-8 fails here.
+        if "encoding declaration" in str(error):
+            encoding = "utf-8"
+        else:
+            raise _FileFailure(f"cannot decode: {error}", "parse") from None
     try:
         return source.decode(encoding), encoding
-    except (UnicodeDecodeError, LookupError) as error:
-        reason = error.reason if isinstance(error, UnicodeDecodeError) else str(error)
-        raise _FileFailure(f"cannot decode as {encoding}: {reason}", "parse") from None
+    except UnicodeDecodeError as error:
+        line = source.count(b"\n", 0, error.start) + 1
+        raise _FileFailure(f"cannot decode as {encoding}: {error.reason} at line {line}",
+                           "parse") from None
+    except LookupError as error:
+        raise _FileFailure(f"cannot decode: {error}", "parse") from None
 
 
 def unified_diff(before: str, after: str, filename: str) -> str:
@@ -142,18 +155,27 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             applied=tuple(applied), diff=unified_diff(text, fixed, filename) if fixed != text
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
-    if not rules or not _triggered(text, rules):
-        syntax_check(text, filename)  # cheap (ast), so that broken files are still reported
+    tree = syntax_check(text, filename)
+    live = live_rules(text, tree, settings, rules)
+    if not live:
         return result()
     suppressions = parse_suppressions(text)
     if suppressions.suppresses_all_of_file():
         return result()
+    with _recursion_limit_for(nesting_depth(tree)):
+        return _analyse(text, encoding, filename, settings, rules, live, suppressions, fix,
+                        with_edits, result)
+
+
+def _analyse(text: str, encoding: str, filename: str, settings: Settings,
+             rules: Sequence[type[Rule]], live: list[type[Rule]], suppressions: Suppressions,
+             fix: bool, with_edits: bool, result: Callable[..., FixResult]) -> FixResult:
     module = parse(text)
     current = text
     applied: list[Finding] = []
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
     for pass_number in range(MAX_PASSES + 1):
-        analysis, found = _run_rules(module, filename, settings, rules, suppressions)
+        analysis, found = _run_rules(module, filename, settings, live, suppressions)
         fixable = [f for f in found
                    if f.report.rewrite is not None and f.report.rewrite.applicability in allowed]
         if not fix or not fixable:
@@ -172,50 +194,123 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
         done = {id(rewrites[i]) for i in accepted}
         fixed_now = [f.finding for f in fixable if id(f.report.rewrite) in done]
         new_text = splice(current, module.code, new_module.code)
-        check_compiles(new_text, encoding, filename, sorted({f.code for f in fixed_now}))
+        new_module = check_compiles(new_text, encoding, filename,
+                                    sorted({f.code for f in fixed_now}))
         applied.extend(fixed_now)
         current = new_text
         suppressions = parse_suppressions(current)
-        module = parse(current)
+        module = new_module
+        # The fixed text may hold what another rule acts on: ask the pre-filter again.
+        live = live_rules(current, syntax_check(current, filename), settings, rules)
     raise AssertionError("unreachable")
 
 
+#: Deeper code is not handed to LibCST: its native parser overflows the C stack (and
+#: kills the process) on chains of some ten thousand ``and`` terms, which Python accepts.
+#: Python itself rejects other expressions nested deeper than about 3000 levels.
+MAX_DEPTH = 3000
+
+
+def nesting_depth(tree: ast.AST) -> int:
+    """How deep LibCST's tree for this code will be, from Python's (``and`` chains count
+    one level per operand there)."""
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+@contextlib.contextmanager
+def _recursion_limit_for(depth: int) -> Iterator[None]:
+    """Room on Python's stack for LibCST's visitors and the analyses on deep code."""
+    if depth > MAX_DEPTH:
+        raise _FileFailure(f"nested {depth} levels deep, more than nosync-fix can analyse "
+                           f"safely ({MAX_DEPTH}); file left unchanged", "parse")
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, 2000 + 8 * depth))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+_INDENT_FORM_FEEDS = re.compile(r"^[ \t\f]*\f", re.M)
+
+
 def parse(text: str) -> cst.Module:
+    """LibCST's tree of a text that Python has already accepted.
+
+    A form feed in the indentation resets Python's column count; LibCST's tokenizer
+    gets such lines wrong (a bogus dedent error, or the form feed dropped). It is
+    given the text without them, which Python reads the same; :func:`splice` puts
+    the original bytes back on every line no fix touches.
+    """
+    if "\f" in text:
+        text = _INDENT_FORM_FEEDS.sub("", text)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         message = str(error).splitlines()[0] if str(error) else "syntax error"
         raise _FileFailure(
-            f"cannot parse: {error.message.splitlines()[0] if error.message else message} "
-            f"at line {error.raw_line}, column {error.raw_column + 1}", "parse") from None
+            f"LibCST cannot parse this file, which Python accepts: "
+            f"{error.message.splitlines()[0] if error.message else message} "
+            f"at line {error.raw_line}, column {error.raw_column + 1}; file left unchanged",
+            "parse") from None
     except (SyntaxError, ValueError) as error:
-        raise _FileFailure(f"cannot parse: {error}", "parse") from None
+        raise _FileFailure(f"LibCST cannot parse this file, which Python accepts: {error}; "
+                           "file left unchanged", "parse") from None
 
 
-def syntax_check(text: str, filename: str) -> None:
-    """Raise the parse failure for a text that is not valid Python."""
+def syntax_check(text: str, filename: str) -> ast.Module:
+    """The ``ast`` of a text; raises the parse failure for a text that is not valid Python."""
     try:
-        compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return prefilter.parse(text, filename)
     except SyntaxError as error:
         where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
         raise _FileFailure(f"cannot parse: {error.msg}{where}", "parse") from None
     except ValueError as error:  # null bytes
         raise _FileFailure(f"cannot parse: {error}", "parse") from None
+    except (RecursionError, MemoryError):
+        raise _FileFailure("cannot parse: too deeply nested", "parse") from None
 
 
-def check_compiles(text: str, encoding: str, filename: str, codes: Sequence[str]) -> None:
+def check_compiles(text: str, encoding: str, filename: str,
+                   codes: Sequence[str]) -> cst.Module:
+    """LibCST's tree of a fixed text, after checking that Python compiles it."""
     try:
-        compile(text.encode(encoding), filename, "exec", dont_inherit=True)
-        cst.parse_module(text)
-    except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:
+        with warnings.catch_warnings():  # the user's `x is 1` is not ours to warn about
+            warnings.simplefilter("ignore")
+            compile(text.encode(encoding), filename, "exec", dont_inherit=True)
+        return parse(text)
+    except (SyntaxError, ValueError, _FileFailure) as error:
         raise _FileFailure(
             f"internal error: the fix for {', '.join(codes)} produced code that does not "
             f"compile ({type(error).__name__}: {str(error).splitlines()[0]}); "
             "file left unchanged", "internal") from None
 
 
-def _triggered(text: str, rules: Sequence[type[Rule]]) -> bool:
-    return any(not rule.triggers or any(t in text for t in rule.triggers) for rule in rules)
+def live_rules(text: str, tree: ast.Module, settings: Settings,
+               rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """The rules that may find something in ``text`` (whose ``ast`` is ``tree``).
+
+    A rule is skipped when the text contains none of its ``triggers``, or when
+    it declares the ``signals`` it acts on and the pre-filter finds none of them
+    where the rule looks (hot regions, or anywhere with ``--all-paths`` or for a
+    rule that is not limited to hot paths).
+    """
+    triggered = [rule for rule in rules
+                 if not rule.triggers or any(t in text for t in rule.triggers)]
+    if not settings.prefilter or all(rule.signals is None for rule in triggered):
+        return triggered
+    needs = {rule: prefilter.Need(rule.signals, settings.all_paths or not rule.hot_paths_only)
+             for rule in triggered if rule.signals is not None}
+    found = prefilter.scan(tree, text, settings.hot_functions, list(set(needs.values())))
+    return [rule for rule in triggered if rule not in needs or found.meets(needs[rule])]
 
 
 def _run_rules(module: cst.Module, filename: str, settings: Settings,
@@ -311,6 +406,11 @@ def apply_rewrites(module: cst.Module, md: Metadata,
             touched.append(node)
             if how == "replace":
                 replaced.append(node)
+    # Imported here: libcst.codemod pulls in libcst.matchers, half a second of start-up
+    # that a run which fixes nothing (a cached one, say) should not pay.
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
     chosen = [rewrites[i] for i in accepted]
     new_module = module.visit(_Applier(chosen))
     context = CodemodContext()
@@ -376,8 +476,7 @@ def splice(original: str, rendered: str, rewritten: str) -> str:
                            "internal")
     rewritten_lines = split_lines(rewritten)
     out: list[str] = []
-    matcher = difflib.SequenceMatcher(None, rendered_lines, rewritten_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(rendered_lines, rewritten_lines):
         if tag == "equal":
             out.extend(original_lines[i1:i2])
         else:
@@ -389,10 +488,112 @@ def text_edits(before: str, after: str) -> tuple[Edit, ...]:
     """Line-granular edits that turn ``before`` into ``after`` (ruff's JSON edit shape)."""
     old, new = split_lines(before), split_lines(after)
     edits = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag == "equal":
             continue
         edits.append(Edit(content="".join(new[j1:j2]), line=i1 + 1, column=1,
                           end_line=i2 + 1, end_column=1))
     return tuple(edits)
+
+
+#: Above this many line pairs, difflib's matcher (quadratic on repeated lines such as
+#: blank ones) is given only the stretches between lines that occur once on each side.
+_DIRECT_MATCH_LIMIT = 250_000
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def line_opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
+    """``difflib``-style opcodes ("equal" or "replace") turning lines ``a`` into ``b``.
+
+    Fast on big files with local changes: the common head and tail are matched
+    directly, and long middles are cut at lines unique on both sides (as patience
+    diff does) before difflib sees them. Only "equal" pairs are promised to be equal;
+    how the rest is grouped may differ from difflib's own answer.
+    """
+    ops: list[Opcode] = []
+    _match(a, b, 0, len(a), 0, len(b), ops)
+    merged: list[Opcode] = []
+    for op in ops:
+        if op[1] == op[2] and op[3] == op[4]:
+            continue
+        tag = "equal" if op[0] == "equal" else "replace"
+        if merged and (merged[-1][0] == tag):
+            _, i1, _, j1, _ = merged[-1]
+            merged[-1] = (tag, i1, op[2], j1, op[4])
+        else:
+            merged.append((tag, op[1], op[2], op[3], op[4]))
+    return merged
+
+
+def _match(a: Sequence[str], b: Sequence[str], a0: int, a1: int, b0: int, b1: int,
+           ops: list[Opcode]) -> None:
+    head = 0
+    while a0 + head < a1 and b0 + head < b1 and a[a0 + head] == b[b0 + head]:
+        head += 1
+    tail = 0
+    while a1 - tail > a0 + head and b1 - tail > b0 + head and a[a1 - tail - 1] == b[b1 - tail - 1]:
+        tail += 1
+    ops.append(("equal", a0, a0 + head, b0, b0 + head))
+    a0, b0, a1, b1 = a0 + head, b0 + head, a1 - tail, b1 - tail
+    if a0 == a1 or b0 == b1 or (a1 - a0) * (b1 - b0) <= _DIRECT_MATCH_LIMIT:
+        _difflib(a, b, a0, a1, b0, b1, ops, autojunk=False)
+    else:
+        anchors = _unique_anchors(a, b, a0, a1, b0, b1)
+        if not anchors:
+            _difflib(a, b, a0, a1, b0, b1, ops, autojunk=True)
+        else:
+            i, j = a0, b0
+            for ai, bj in anchors:
+                _match(a, b, i, ai, j, bj, ops)
+                ops.append(("equal", ai, ai + 1, bj, bj + 1))
+                i, j = ai + 1, bj + 1
+            _match(a, b, i, a1, j, b1, ops)
+    ops.append(("equal", a1, a1 + tail, b1, b1 + tail))
+
+
+def _difflib(a: Sequence[str], b: Sequence[str], a0: int, a1: int, b0: int, b1: int,
+             ops: list[Opcode], autojunk: bool) -> None:
+    matcher = difflib.SequenceMatcher(None, a[a0:a1], b[b0:b1], autojunk=autojunk)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        ops.append((tag, a0 + i1, a0 + i2, b0 + j1, b0 + j2))
+
+
+def _unique_anchors(a: Sequence[str], b: Sequence[str], a0: int, a1: int, b0: int,
+                    b1: int) -> list[tuple[int, int]]:
+    """Pairs of lines that occur exactly once in each range, longest in-order chain."""
+    def positions(lines: Sequence[str], lo: int, hi: int) -> dict[str, int]:
+        seen: dict[str, int] = {}
+        for index in range(lo, hi):
+            seen[lines[index]] = -1 if lines[index] in seen else index
+        return seen
+
+    in_a, in_b = positions(a, a0, a1), positions(b, b0, b1)
+    pairs = [(i, in_b[line]) for line, i in in_a.items()
+             if i >= 0 and in_b.get(line, -1) >= 0]
+    pairs.sort()
+    # Longest chain with increasing positions in b (patience sorting).
+    tails: list[int] = []
+    links: list[int] = [-1] * len(pairs)
+    tops: list[int] = []
+    for index, (_, j) in enumerate(pairs):
+        low, high = 0, len(tails)
+        while low < high:
+            mid = (low + high) // 2
+            if tails[mid] < j:
+                low = mid + 1
+            else:
+                high = mid
+        if low == len(tails):
+            tails.append(j)
+            tops.append(index)
+        else:
+            tails[low] = j
+            tops[low] = index
+        links[index] = tops[low - 1] if low else -1
+    chain: list[tuple[int, int]] = []
+    current = tops[-1] if tops else -1
+    while current >= 0:
+        chain.append(pairs[current])
+        current = links[current]
+    return chain[::-1]

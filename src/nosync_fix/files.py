@@ -35,11 +35,12 @@ def discover(paths: Sequence[str], settings: Settings) -> tuple[list[str], list[
     """The files to process under ``paths``, in a stable order, and the paths that failed."""
     files: list[str] = []
     errors: list[FileError] = []
-    seen: set[str] = set()
+    seen: set[object] = set()
 
     def add(path: str) -> None:
-        try:
-            key = os.path.realpath(path)
+        try:  # the same file reached twice (a link to it, two overlapping paths) counts once
+            info = os.stat(path)
+            key: object = (info.st_dev, info.st_ino)
         except OSError:
             key = os.path.abspath(path)
         if key not in seen:
@@ -75,14 +76,14 @@ def walk(root: Path, settings: Settings) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(
             d for d in dirnames
-            if not settings.is_excluded(Path(dirpath, d), root)
+            if not settings.is_excluded(os.path.join(dirpath, d), root)
             and not os.path.islink(os.path.join(dirpath, d))
         )
         for name in sorted(filenames):
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
             path = os.path.normpath(os.path.join(dirpath, name))
-            if settings.is_excluded(Path(path), root):
+            if settings.is_excluded(path, root):
                 continue
             if os.path.islink(path) and not os.path.isfile(path):
                 continue  # broken or looping link met while walking: nothing to check

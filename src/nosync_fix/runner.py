@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from itertools import repeat
 
+from .cache import Cache, CacheStore
 from .config import Settings
 from .engine import process_source
 from .files import FileProblem, discover, read_source, write_atomic
 from .findings import FileError, FixResult
+from .rules import Rule
 
 
 class Mode(enum.Enum):
@@ -47,40 +51,134 @@ def run(
     jobs: int | None = None,
     with_edits: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    cache: Cache | None = None,
 ) -> list[FileOutcome]:
-    """Process every Python file under ``paths``; one outcome per file or failed path."""
+    """Process every Python file under ``paths``; one outcome per file or failed path.
+
+    With a ``cache``, files whose result is cached are answered first, here,
+    without parsing; only the others go to the worker processes, and what they
+    compute is stored here (only this process opens the cache).
+    """
     files, errors = discover(paths, settings)
-    outcomes = [FileOutcome(e.filename, error=e) for e in errors]
-    workers = max(1, jobs or os.cpu_count() or 1)
-    done = 0
-    if workers == 1 or len(files) < _PARALLEL_THRESHOLD:
-        for filename in files:
-            outcomes.append(process_file(filename, settings, mode, with_edits))
+    if cache is None:
+        outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, None, None)
+    else:
+        with cache.open() as store:
+            outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, cache,
+                                    store)
+    return [FileOutcome(e.filename, error=e) for e in errors] + outcomes
+
+
+def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | None,
+                 with_edits: bool, progress: Callable[[int, int], None] | None,
+                 cache: Cache | None, store: CacheStore | None) -> list[FileOutcome]:
+    outcomes: list[FileOutcome | None] = [None] * len(files)
+    pending: list[int] = []
+    for index, filename in enumerate(files):
+        cached = _from_cache(filename, settings, mode, with_edits, cache, store)
+        if cached is None:
+            pending.append(index)
+        else:
+            outcomes[index] = cached
+    done = len(files) - len(pending)
+    if progress and done:
+        progress(done, len(files))
+    workers = min(max(1, jobs or os.cpu_count() or 1), len(pending))
+    todo = [files[i] for i in pending]
+    if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
+        results: Iterable[tuple[FileOutcome, str | None]] = (
+            _work(f, settings, mode, with_edits, cache) for f in todo)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        # Small chunks keep both workers busy to the end: a few files cost a hundred
+        # times more than the rest, and they come in clusters (one package at a time).
+        chunk = max(1, min(8, len(todo) // (workers * 16)))
+        results = pool.map(_work, todo, repeat(settings), repeat(mode), repeat(with_edits),
+                           repeat(cache), chunksize=chunk)
+    try:
+        for index, (outcome, key) in zip(pending, results, strict=False):
+            outcomes[index] = outcome
+            _remember(store, key, outcome)
             done += 1
             if progress:
                 progress(done, len(files))
-    else:
-        with ProcessPoolExecutor(max_workers=min(workers, len(files))) as pool:
-            chunk = max(1, min(16, len(files) // (workers * 8) or 1))
-            results = pool.map(process_file, files, [settings] * len(files),
-                               [mode] * len(files), [with_edits] * len(files), chunksize=chunk)
-            for outcome in results:
-                outcomes.append(outcome)
+    except BrokenProcessPool:
+        # A worker died (a crash in native code, the kernel's OOM killer): the files
+        # without an answer are retried one process each, so that only the culprit fails.
+        for index in pending:
+            if outcomes[index] is None:
+                outcome, key = _isolated(files[index], settings, mode, with_edits, cache)
+                outcomes[index] = outcome
+                _remember(store, key, outcome)
                 done += 1
                 if progress:
                     progress(done, len(files))
-    return outcomes
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return [o for o in outcomes if o is not None]
+
+
+def _remember(store: CacheStore | None, key: str | None, outcome: FileOutcome) -> None:
+    result = outcome.result
+    if store is None or key is None or result is None:
+        return
+    if result.error is not None and result.error.kind == "internal":
+        return  # a bug: not remembered, so that it shows every time
+    store.put(key, result)
+
+
+def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
+              cache: Cache | None) -> tuple[FileOutcome, str | None]:
+    """Process one file in a process of its own; a crash there is this file's error."""
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(_work, filename, settings, mode, with_edits, cache).result()
+        except BrokenProcessPool:
+            return FileOutcome(filename, error=FileError(
+                filename, "the analysis crashed (its process died); file left unchanged",
+                "internal")), None
 
 
 def process_file(filename: str, settings: Settings, mode: Mode,
                  with_edits: bool = False) -> FileOutcome:
     """Check or fix one file on disk; write it back in FIX mode when it changed."""
+    return _work(filename, settings, mode, with_edits, None)[0]
+
+
+def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
+          cache: Cache | None) -> tuple[FileOutcome, str | None]:
+    """:func:`process_file`, and the cache key of the bytes it read (for the caller)."""
     try:
         source = read_source(filename)
     except FileProblem as problem:
-        return FileOutcome(filename, error=FileError(filename, str(problem), "io"))
-    result = process_source(source, filename, settings, fix=mode is not Mode.CHECK,
-                            with_edits=with_edits)
+        return FileOutcome(filename, error=FileError(filename, str(problem), "io")), None
+    fix = mode is not Mode.CHECK
+    rules = settings.rules_for(filename)
+    result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
+                            rules=rules)
+    key = cache.key(filename, source, _codes(rules), fix, with_edits) if cache else None
+    return _finish(filename, source, result, mode), key
+
+
+def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
+                cache: Cache | None, store: CacheStore | None) -> FileOutcome | None:
+    if cache is None or store is None:
+        return None
+    try:
+        source = read_source(filename)
+    except FileProblem:
+        return None  # reported when the file is processed
+    fix = mode is not Mode.CHECK
+    key = cache.key(filename, source, _codes(settings.rules_for(filename)), fix, with_edits)
+    result = store.get(key, filename, source)
+    if result is None:
+        return None
+    return _finish(filename, source, result, mode)
+
+
+def _finish(filename: str, source: bytes, result: FixResult, mode: Mode) -> FileOutcome:
     if result.error is not None:
         return FileOutcome(filename, result=result, error=result.error)
     if mode is Mode.FIX and result.changed:
@@ -91,3 +189,7 @@ def process_file(filename: str, settings: Settings, mode: Mode,
                                error=FileError(filename, str(problem), "io"))
         return FileOutcome(filename, result=result, written=True)
     return FileOutcome(filename, result=result)
+
+
+def _codes(rules: Sequence[type[Rule]]) -> tuple[str, ...]:
+    return tuple(rule.code for rule in rules)

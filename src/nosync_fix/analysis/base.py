@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import (
+    CodeRange,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -14,9 +17,14 @@ from libcst.metadata import (
 )
 from libcst.metadata.scope_provider import Access, Scope
 
-#: The metadata every analysis needs; rules declare it too, so a wrapper
-#: resolves it once per file.
+_N = TypeVar("_N", bound=cst.CSTNode)
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+#: The LibCST providers behind :class:`Metadata` (which resolves them lazily, and
+#: computes parents and qualified names itself from the same information).
 ANALYSIS_METADATA = (ParentNodeProvider, ScopeProvider, QualifiedNameProvider, PositionProvider)
+#: The node types :meth:`Metadata.nodes` lists.
+INDEXED = (cst.Call, cst.Import, cst.ImportFrom, cst.FunctionDef)
 
 FUNCTION_LIKE = (cst.FunctionDef, cst.Lambda)
 LOOPS = (cst.For, cst.While)
@@ -24,16 +32,42 @@ COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class Metadata:
-    """Metadata of one module, resolved once and shared by every analysis."""
+    """Metadata of one module, resolved on first use and shared by every analysis.
+
+    Each piece costs a pass over the whole tree, so nothing is resolved before an
+    analysis asks for it: a file in which no rule finds a candidate never pays for
+    scopes or positions. Qualified names come from the scopes
+    (``Scope.get_qualified_names_for``, which is all ``QualifiedNameProvider``
+    does, less its extra pass over every node).
+    """
 
     def __init__(self, wrapper: cst.MetadataWrapper) -> None:
         self.wrapper = wrapper
         self.module = wrapper.module
-        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = wrapper.resolve(ParentNodeProvider)
-        self.scopes: Mapping[cst.CSTNode, Scope | None] = wrapper.resolve(ScopeProvider)
-        self._qualified: Mapping[cst.CSTNode, Any] = wrapper.resolve(QualifiedNameProvider)
-        self.positions = wrapper.resolve(PositionProvider)
         self._accesses: dict[int, Access] | None = None
+        self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
+
+    @functools.cached_property
+    def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
+        return self._tree_index.parents
+
+    @functools.cached_property
+    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
+        return self.wrapper.resolve(ScopeProvider)
+
+    @functools.cached_property
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        return self.wrapper.resolve(PositionProvider)
+
+    def nodes(self, kind: type[_N]) -> list[_N]:
+        """Every node of one of the :data:`INDEXED` types, in source order."""
+        return self._tree_index.nodes[kind]  # type: ignore[return-value]
+
+    @functools.cached_property
+    def _tree_index(self) -> _TreeIndex:
+        index = _TreeIndex()
+        self.module.visit(index)
+        return index
 
     # -- tree navigation -------------------------------------------------------------------
 
@@ -83,9 +117,44 @@ class Metadata:
         return found
 
     def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        """``(line, column, end_line, end_column)``: 1-based lines, 0-based columns."""
-        rng = self.positions[node]
-        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        """``(line, column, end_line, end_column)``: 1-based lines, 0-based columns.
+
+        ``PositionProvider`` records a range for every node of the module, ten times
+        the cost of rendering it. A finding needs the range of one node: it is
+        resolved on the top-level statement that holds the node alone, rendered as a
+        module of its own, and shifted by the lines of the statements before it. The
+        answer is the same (a test compares them on every corpus).
+        """
+        if "positions" in self.__dict__:
+            rng = self.positions[node]
+            return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        top: cst.CSTNode | None = node
+        while top is not None and self.parents.get(top) is not self.module:
+            top = self.parents.get(top)
+        if top is None or id(top) not in self._first_lines:  # the module, its header ...
+            rng = self.positions[node]
+            return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        ranges = self._statement_positions.get(id(top))
+        if ranges is None:
+            alone = cst.Module(body=[top], header=(), footer=(),  # type: ignore[list-item]
+                               default_indent=self.module.default_indent,
+                               default_newline=self.module.default_newline)
+            ranges = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
+                PositionProvider)
+            self._statement_positions[id(top)] = ranges
+        shift = self._first_lines[id(top)]
+        rng = ranges[node]
+        return rng.start.line + shift, rng.start.column, rng.end.line + shift, rng.end.column
+
+    @functools.cached_property
+    def _first_lines(self) -> dict[int, int]:
+        """How many lines come before each top-level statement in the rendered module."""
+        lines = sum(1 for _ in self.module.header)
+        found: dict[int, int] = {}
+        for statement in self.module.body:
+            found[id(statement)] = lines
+            lines += len(_LINES.findall(self.module.code_for_node(statement)))
+        return found
 
     # -- names -----------------------------------------------------------------------------
 
@@ -97,12 +166,10 @@ class Metadata:
         """
         if dotted_name(node) is None:
             return set()
-        value = self._qualified.get(node)
-        if value is None:
+        scope = self.scopes.get(node)
+        if scope is None:
             return set()
-        if callable(value):  # LazyValue
-            value = value()
-        return {q.name for q in value}
+        return {q.name for q in scope.get_qualified_names_for(node)}
 
     def scope(self, node: cst.CSTNode) -> Scope | None:
         return self.scopes.get(node)
@@ -162,3 +229,29 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
+
+
+class _TreeIndex(cst.CSTVisitor):
+    """One pass that records every node's parent and lists the :data:`INDEXED` nodes.
+
+    The parents are exactly ``ParentNodeProvider``'s (a test checks it), which
+    asks every node for its ``children`` and so walks each node's fields twice.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.nodes: dict[type, list[cst.CSTNode]] = {kind: [] for kind in INDEXED}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        found = self.nodes.get(type(node))
+        if found is not None:
+            found.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()

@@ -13,6 +13,8 @@ loader code); module-level code outside loops; code guarded by
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from . import _tables as T
@@ -34,8 +36,11 @@ class HotPaths:
         self.md = md
         self.facts = facts
         self.hot_functions = hot_functions
-        self._compiled = self._find_compiled_functions()
         self._memo: dict[int, str | None] = {}
+
+    @functools.cached_property
+    def _compiled(self) -> set[int]:
+        return self._find_compiled_functions()
 
     def is_hot(self, node: cst.CSTNode) -> bool:
         return self.reason(node) is not None
@@ -136,35 +141,19 @@ class HotPaths:
 
     def _find_compiled_functions(self) -> set[int]:
         compiled: set[int] = set()
-        finder = _CompiledFinder(self.md)
-        self.md.module.visit(finder)
-        for func in finder.decorated:
-            compiled.add(id(func))
-        for call in finder.compile_calls:
-            args = positional_args(call)
-            if not args:
+        for func in self.md.nodes(cst.FunctionDef):
+            for decorator in func.decorators:
+                expr = decorator.decorator
+                if isinstance(expr, cst.Call):
+                    expr = expr.func
+                if self.md.qualified_names(expr) & _COMPILE:
+                    compiled.add(id(func))
+        for call in self.md.nodes(cst.Call):
+            if not self.md.qualified_names(call.func) & _COMPILE:
                 continue
-            if isinstance(args[0], cst.Name):
+            args = positional_args(call)
+            if args and isinstance(args[0], cst.Name):
                 definition = self.facts._local_definition(args[0])
                 if isinstance(definition, cst.FunctionDef):
                     compiled.add(id(definition))
         return compiled
-
-
-class _CompiledFinder(cst.CSTVisitor):
-    def __init__(self, md: Metadata) -> None:
-        self.md = md
-        self.decorated: list[cst.FunctionDef] = []
-        self.compile_calls: list[cst.Call] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        for decorator in node.decorators:
-            expr = decorator.decorator
-            if isinstance(expr, cst.Call):
-                expr = expr.func
-            if self.md.qualified_names(expr) & _COMPILE:
-                self.decorated.append(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self.md.qualified_names(node.func) & _COMPILE:
-            self.compile_calls.append(node)

@@ -14,6 +14,7 @@ everything ever assigned to it there, plus the evidence of how it is used
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable
 
 import libcst as cst
@@ -123,8 +124,24 @@ class TensorFacts:
         self._assign_memo: dict[int, Value | _InProgress] = {}
         self._class_attrs: dict[int, dict[str, list[tuple[str, cst.CSTNode]]]] = {}
         self._module_classes: dict[int, bool] = {}
-        self._imports = self._scan_imports()
-        self._evidence, self._counter_evidence = self._scan_evidence()
+
+    # The module-wide scans run on first use: most files never need them.
+
+    @functools.cached_property
+    def _imports(self) -> set[str]:
+        return self._scan_imports()
+
+    @functools.cached_property
+    def _evidence_scan(self) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
+        return self._scan_evidence()
+
+    @property
+    def _evidence(self) -> set[tuple[int, str]]:
+        return self._evidence_scan[0]
+
+    @property
+    def _counter_evidence(self) -> set[tuple[int, str]]:
+        return self._evidence_scan[1]
 
     # -- public API --------------------------------------------------------------------------
 
@@ -1046,7 +1063,7 @@ class TensorFacts:
 
     def _scan_imports(self) -> set[str]:
         roots: set[str] = set()
-        for statement in _walk_imports(self.md.module):
+        for statement in (*self.md.nodes(cst.Import), *self.md.nodes(cst.ImportFrom)):
             if isinstance(statement, cst.Import):
                 for alias in statement.names:
                     name = dotted_name(alias.name)
@@ -1063,7 +1080,7 @@ class TensorFacts:
     def _scan_evidence(self) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
         evidence: set[tuple[int, str]] = set()
         counter: set[tuple[int, str]] = set()
-        for call in _walk_calls(self.md.module):
+        for call in self.md.nodes(cst.Call):
             func = call.func
             for argument in self._tensor_arguments(call):
                 evidence.update(self._name_keys(argument))
@@ -1177,27 +1194,3 @@ class _ReturnCollector(cst.CSTVisitor):
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.yields.append(node)
-
-
-class _Collector(cst.CSTVisitor):
-    def __init__(self, kinds: tuple[type, ...]) -> None:
-        self.kinds = kinds
-        self.found: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.kinds):
-            self.found.append(node)
-        return True
-
-
-def _walk_calls(module: cst.Module) -> list[cst.Call]:
-    collector = _Collector((cst.Call,))
-    module.visit(collector)
-    return collector.found  # type: ignore[return-value]
-
-
-def _walk_imports(module: cst.Module) -> list[cst.CSTNode]:
-    collector = _Collector((cst.Import, cst.ImportFrom))
-    module.visit(collector)
-    return collector.found
-

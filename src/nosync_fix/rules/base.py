@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from ..analysis import ANALYSIS_METADATA, ModuleAnalysis
+from ..analysis import ModuleAnalysis
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 
 if TYPE_CHECKING:
@@ -74,8 +75,15 @@ class Rule(cst.BatchableCSTVisitor):
     #: Substrings at least one of which a file must contain for this rule to fire.
     #: A file matching no selected rule's triggers is not parsed at all.
     triggers: ClassVar[tuple[str, ...]] = ()
+    #: The pre-filter's signals this rule acts on (``Signal.READ | Signal.CONDITION``):
+    #: the rule is not run on a file that has none of them where it looks (see
+    #: :mod:`nosync_fix.prefilter`). None: run it on every file its triggers match.
+    #: Declaring too few signals hides findings; tests/test_prefilter.py checks them.
+    signals: ClassVar[Signal | None] = None
 
-    METADATA_DEPENDENCIES = ANALYSIS_METADATA
+    #: Rules reach metadata through ``self.md`` and ``self.analysis``, which resolve it
+    #: on first use; a rule that calls ``self.get_metadata`` declares its providers here.
+    METADATA_DEPENDENCIES = ()
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import HostRead, Kind
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._device import dtype_family, is_fresh, is_int64
 from ._helpers import detached, method_call, short
@@ -144,6 +145,7 @@ class AccumulateOnDevice(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(")
+    signals = Signal.ACCUMULATE
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)

@@ -1,0 +1,799 @@
+"""The pre-filter: which files cannot contain a finding, decided before LibCST parses them.
+
+LibCST's parse and metadata cost ten to twenty times what Python's own ``ast``
+parse costs, and most files of a code base hold nothing a rule could report.
+:func:`scan` parses a file with ``ast`` and walks it once, looking for the
+*signals* the rules act on (:class:`Signal`) inside the regions that can be hot
+paths. A rule that declares the signals it needs (``Rule.signals``) is not run
+on a file without them; a file on which no selected rule needs running is not
+parsed by LibCST at all.
+
+Soundness is the whole point: every hot region of :mod:`nosync_fix.analysis.hotpaths`
+is a hot region here (this scan's regions are a superset), and an expression
+is "trivially host" here only when the analysis is sure to call it a host value
+too. ``tests/test_prefilter.py`` checks both, and that findings and fixes are
+the same with the pre-filter on and off.
+
+Hot regions (a superset of ``HotPaths``): ``for``/``while`` bodies and ``while``
+tests; comprehension elements, conditions and inner loops; the whole of a
+function named ``forward`` in a class with bases, ``*_step``, a configured hot
+function, or a function decorated with or passed to ``torch.compile`` (or
+``torch._dynamo.optimize``). Not hot: the inside of ``__init__`` and the other
+set-up functions, collate functions, and the loader methods of classes named
+``*Dataset``/``*Sampler`` (or with such a base), unless a hot function is
+nested in them. Guards such as ``if not torch.compiler.is_compiling():`` are
+ignored here (they only make the analysis's hot region smaller).
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import functools
+import operator
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .analysis import _tables as T
+
+
+class Signal(enum.Flag):
+    """Kinds of code a rule can act on; a file without them needs no analysis by that rule."""
+
+    NONE = 0
+    #: An explicit read: ``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``, or
+    #: ``float()``/``int()``/``bool()``/``complex()`` of anything not trivially host.
+    READ = enum.auto()
+    #: A read (as ``READ``) that is accumulated: in the value of an augmented
+    #: assignment (``total += loss.item()``, any target); in an operand or argument of
+    #: an assignment's value that has the target itself as another operand or argument
+    #: (``total = total + float(t)``, ``best = max(best, t.item())``, but not
+    #: ``total = float(total)``); or in the arguments of an ``update`` method
+    #: (``meter.update(loss.item())``).
+    ACCUMULATE = enum.auto()
+    #: A condition that is not trivially host: the test of ``if``/``while``/``assert``,
+    #: a conditional expression, a comprehension's ``if`` or a ``case`` guard, and
+    #: ``not``/``and``/``or`` expressions.
+    CONDITION = enum.auto()
+    #: Output of values that are not trivially host: ``print``, logging and writer
+    #: methods (``info``, ``log``, ``add_scalar``, ``set_postfix`` ...), f-strings and
+    #: ``%`` formatting of such values.
+    OUTPUT = enum.auto()
+    #: A call to ``synchronize``.
+    SYNC = enum.auto()
+    #: Data-dependent shapes: ``nonzero``, ``argwhere``, ``masked_select``, ``unique``,
+    #: one-argument ``where``, ``equal``, and subscripts by an expression that is not
+    #: trivially host (a boolean mask, say).
+    DATA_DEPENDENT = enum.auto()
+    #: A store into a subscript (``buf[i] = v``, ``buf[i] += v``).
+    STORE = enum.auto()
+
+
+ALL_SIGNALS = functools.reduce(operator.or_, Signal, Signal.NONE)
+#: The signals found by walking expressions (the others are found at statements).
+_EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Signal.OUTPUT
+                       | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE)
+
+_READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
+_READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+_OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
+_OUTPUT_METHODS = frozenset({
+    "debug", "info", "warning", "warn", "error", "critical", "exception", "log", "print",
+    "log_dict", "log_metrics", "log_scalar", "log_scalars", "add_scalar", "add_scalars",
+    "add_histogram", "add_image", "add_images", "add_text", "add_figure", "add_pr_curve",
+    "write", "set_postfix", "set_postfix_str", "set_description", "set_description_str",
+    "format",
+})
+_DATA_DEPENDENT = frozenset({
+    "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "equal",
+    "bincount", "histc", "repeat_interleave", "nonzero_static",
+})
+#: Builtins whose result is a host value whatever their argument (the argument is
+#: scanned on its own); ``bool``/``int``/``float``/``str`` are left out: they read.
+_HOST_CALLS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id",
+                         "type"})
+_COMPILE_NAMES = ("torch.compile", "torch._dynamo.optimize")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one rule needs: any of ``signals``, in hot regions or (``anywhere``) anywhere."""
+
+    signals: Signal
+    anywhere: bool = False
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: the signals in hot regions and anywhere in the file."""
+
+    hot: Signal
+    anywhere: Signal
+
+    def signals(self, anywhere: bool) -> Signal:
+        return self.anywhere if anywhere else self.hot
+
+    def meets(self, need: Need) -> bool:
+        return bool(need.signals & self.signals(need.anywhere))
+
+
+def parse(text: str, filename: str = "<string>") -> ast.Module:
+    """``ast`` parse; raises SyntaxError or ValueError (null bytes) for invalid code."""
+    with warnings.catch_warnings():  # invalid escapes and the like: the user's business
+        warnings.simplefilter("ignore")
+        return compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def hot_locations(tree: ast.Module, text: str,
+                  hot_functions: Iterable[str] = ()) -> set[tuple[int, int]]:
+    """``(line, column)`` of every statement and expression the scan takes to be hot
+    (columns in UTF-8 bytes, as ``ast`` counts them); for the tests."""
+    scanner = _Scanner(tree, text, frozenset(hot_functions), None)
+    scanner.record = set()
+    scanner.block(tree.body, _NORMAL)
+    return scanner.record
+
+
+def scan(tree: ast.Module, text: str, hot_functions: Iterable[str] = (),
+         needs: Sequence[Need] | None = None) -> Scan:
+    """The signals of a parsed module, in hot regions and anywhere.
+
+    With ``needs``, the scan stops as soon as every need is met and skips what
+    no need asks about: the answer is then exact for each need (``meets``) and
+    nothing more.
+    """
+    scanner = _Scanner(tree, text, frozenset(hot_functions), needs)
+    try:
+        scanner.block(tree.body, _NORMAL)
+    except _Done:
+        pass
+    except RecursionError:  # nested too deeply to scan: assume everything
+        return Scan(hot=ALL_SIGNALS, anywhere=ALL_SIGNALS)
+    return Scan(hot=scanner.hot, anywhere=scanner.anywhere)
+
+
+class _Done(Exception):
+    """Every need is met: nothing more to look for."""
+
+
+# Where the scanner is: cold code, hot code, or code inside a cold function, where
+# loops do not make code hot (only a hot function nested inside does).
+_NORMAL, _HOT, _COLD = 0, 1, 2
+
+
+class _Scanner:
+    def __init__(self, tree: ast.Module, text: str, hot_functions: frozenset[str],
+                 needs: Sequence[Need] | None) -> None:
+        self.hot = Signal.NONE
+        self.anywhere = Signal.NONE
+        self.tree = tree
+        self.text = text
+        self.hot_functions = hot_functions
+        self.pending = list(needs) if needs is not None else None
+        self._update_wanted()
+        self.compiled_names, self.compiled_definitions = _compiled_functions(tree, text)
+        self._host: _HostExpressions | None = None
+        self.visible: set[int] = {id(tree)}
+        self.record: set[tuple[int, int]] | None = None
+
+    @property
+    def host(self) -> _HostExpressions:
+        if self._host is None:  # the binding facts cost a walk of the whole file
+            self._host = _HostExpressions(_Bindings(self.tree), self.visible)
+        return self._host
+
+    def _update_wanted(self) -> None:
+        if self.pending is None:
+            self.wanted, self.cold_wanted = ALL_SIGNALS, ALL_SIGNALS
+            return
+        if not self.pending:
+            raise _Done
+        self.wanted = functools.reduce(operator.or_, (n.signals for n in self.pending))
+        self.cold_wanted = functools.reduce(
+            operator.or_, (n.signals for n in self.pending if n.anywhere), Signal.NONE)
+
+    def looks_for(self, signals: Signal, state: int) -> bool:
+        """Whether finding any of ``signals`` in this state could still matter."""
+        return bool(signals & (self.wanted if state == _HOT else self.cold_wanted))
+
+    def signal(self, signal: Signal, state: int) -> None:
+        new_hot = state == _HOT and signal not in self.hot
+        if signal in self.anywhere and not new_hot:
+            return
+        self.anywhere |= signal
+        if state == _HOT:
+            self.hot |= signal
+        if self.pending is not None:
+            found = Scan(self.hot, self.anywhere)
+            self.pending = [n for n in self.pending if not found.meets(n)]
+            self._update_wanted()
+
+    # -- regions -----------------------------------------------------------------------------
+
+    def block(self, body: list[ast.stmt], state: int) -> None:
+        for statement in body:
+            self.statement(statement, state)
+
+    def statement(self, node: ast.stmt, state: int) -> None:
+        if self.record is not None and state == _HOT:
+            self.record.add((node.lineno, node.col_offset))
+        if isinstance(node, _FUNCTIONS):
+            self.function(node, self._function_state(node, state))
+            return
+        if isinstance(node, ast.ClassDef):
+            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+                self.expression(part, state)
+            self._class_body(node, state)
+            return
+        loop_state = _HOT if state != _COLD else _COLD
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            self.expression(node.iter, state)
+            self.target(node.target, state)
+            self.block(node.body, loop_state)
+            self.block(node.orelse, state)
+            return
+        if isinstance(node, ast.While):
+            self.condition(node.test, loop_state)
+            self.block(node.body, loop_state)
+            self.block(node.orelse, state)
+            return
+        if isinstance(node, ast.If):
+            self.condition(node.test, state)
+            self.block(node.body, state)
+            self.block(node.orelse, state)
+            return
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is not None and self.looks_for(Signal.ACCUMULATE, state) and (
+                self._accumulates_a_read(node)
+            ):
+                self.signal(Signal.ACCUMULATE, state)
+            for target in targets:
+                self.target(target, state)
+            if node.value is not None:
+                self.expression(node.value, state)
+            if isinstance(node, ast.AnnAssign):
+                self.expression(node.annotation, state)
+            return
+        if isinstance(node, ast.Assert):
+            self.condition(node.test, state)
+            if node.msg is not None:
+                self.expression(node.msg, state)
+            return
+        if isinstance(node, ast.Match):
+            self.expression(node.subject, state)
+            for case in node.cases:
+                if case.guard is not None:
+                    self.condition(case.guard, state)
+                self.block(case.body, state)
+            return
+        self._fields(node, state)
+
+    def _fields(self, node: ast.AST, state: int) -> None:
+        """Any other node (with, try, return, withitem, handler ...): same state inside."""
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.stmt):
+                        self.statement(item, state)
+                    elif isinstance(item, ast.expr):
+                        if isinstance(node, ast.Delete):
+                            self.target(item, state)
+                        else:
+                            self.expression(item, state)
+                    elif isinstance(item, ast.AST):
+                        self._fields(item, state)
+            elif isinstance(value, ast.expr):
+                if field == "optional_vars":
+                    self.target(value, state)
+                else:
+                    self.expression(value, state)
+            elif isinstance(value, ast.AST):
+                self._fields(value, state)
+
+    def _class_body(self, node: ast.ClassDef, state: int) -> None:
+        dataset = node.name.endswith(("Dataset", "Sampler")) or any(
+            (_dotted(b) or "").endswith(("Dataset", "Sampler")) for b in node.bases)
+        for statement in node.body:
+            if isinstance(statement, _FUNCTIONS):
+                inner = self._function_state(statement, state)
+                if statement.name == "forward" and node.bases:
+                    inner = _HOT
+                elif dataset and statement.name in T.DATASET_METHODS and inner != _HOT:
+                    inner = _COLD
+                self.function(statement, inner)
+            else:
+                self.statement(statement, state)
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> None:
+        for decorator in node.decorator_list:
+            self.expression(decorator, state)
+        self._arguments(node.args, state)
+        if node.returns is not None:
+            self.expression(node.returns, state)
+        self.visible.add(id(node))
+        self.block(node.body, state)
+        self.visible.discard(id(node))
+
+    def _function_state(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> int:
+        """The state inside a function: hot wins over cold (the superset)."""
+        name = node.name
+        if (name in self.hot_functions or name in self.compiled_names
+                or id(node) in self.compiled_definitions
+                or (name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX)):
+            return _HOT
+        if name in T.COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
+            return _COLD
+        return state
+
+    def _arguments(self, args: ast.arguments, state: int) -> None:
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None and arg.annotation is not None:
+                self.expression(arg.annotation, state)
+        for default in (*args.defaults, *args.kw_defaults):
+            if default is not None:
+                self.expression(default, state)
+
+    # -- signals -----------------------------------------------------------------------------
+
+    def target(self, node: ast.expr, state: int) -> None:
+        """An assignment target: subscripts store, their parts are read."""
+        if isinstance(node, ast.Subscript):
+            if self.looks_for(Signal.STORE, state):
+                self.signal(Signal.STORE, state)
+            self.expression(node.value, state)
+            self._index(node.slice, state)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for element in node.elts:
+                self.target(element, state)
+        elif isinstance(node, ast.Starred):
+            self.target(node.value, state)
+        elif isinstance(node, ast.Attribute):
+            self.expression(node.value, state)
+
+    def condition(self, test: ast.expr, state: int) -> None:
+        if self.looks_for(Signal.CONDITION, state) and not self.host.trivially_host(test):
+            self.signal(Signal.CONDITION, state)
+        self.expression(test, state)
+
+    def expression(self, node: ast.expr, state: int) -> None:
+        # Comprehension elements are hot outside cold functions, so an expression in
+        # ordinary code is walked whenever something is looked for in hot regions.
+        if not self.looks_for(_EXPRESSION_SIGNALS, _HOT if state == _NORMAL else state):
+            return
+        stack: list[tuple[ast.AST, int]] = [(node, state)]
+        while stack:
+            current, where = stack.pop()
+            if self.record is not None and where == _HOT:
+                self.record.add((current.lineno, current.col_offset))  # type: ignore[attr-defined]
+            kind = type(current)
+            if kind is ast.Call:
+                self._call(current, where)  # type: ignore[arg-type]
+            elif kind is ast.BoolOp or kind is ast.IfExp or (
+                kind is ast.UnaryOp and isinstance(current.op, ast.Not)  # type: ignore
+            ):
+                if self.looks_for(Signal.CONDITION, where) and not self.host.trivially_host(
+                    current  # type: ignore[arg-type]
+                ):
+                    self.signal(Signal.CONDITION, where)
+            elif kind is ast.Subscript:
+                if isinstance(current.ctx, ast.Load):  # type: ignore[attr-defined]
+                    self._index(current.slice, where)  # type: ignore[attr-defined]
+                    stack.append((current.value, where))  # type: ignore[attr-defined]
+                    continue
+            elif kind is ast.JoinedStr:
+                if self.looks_for(Signal.OUTPUT, where) and not self.host.trivially_host(
+                    current  # type: ignore[arg-type]
+                ):
+                    self.signal(Signal.OUTPUT, where)
+            elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
+                current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
+            ) and self.looks_for(Signal.OUTPUT, where) and not self.host.trivially_host(
+                current.right  # type: ignore[attr-defined]
+            ):
+                self.signal(Signal.OUTPUT, where)
+            elif kind in _COMPREHENSIONS:
+                self._comprehension(current, where, stack)  # type: ignore[arg-type]
+                continue
+            elif kind is ast.Lambda:
+                self._arguments(current.args, where)  # type: ignore[attr-defined]
+                stack.append((current.body, where))  # type: ignore[attr-defined]
+                continue
+            for child in ast.iter_child_nodes(current):
+                if isinstance(child, ast.expr):
+                    stack.append((child, where))
+                elif isinstance(child, ast.keyword):
+                    stack.append((child.value, where))
+
+    def _comprehension(self, node: ast.expr, state: int,
+                       stack: list[tuple[ast.AST, int]]) -> None:
+        hot = _HOT if state != _COLD else _COLD
+        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        for index, generator in enumerate(generators):
+            stack.append((generator.iter, state if index == 0 else hot))
+            self.target(generator.target, hot)
+            for condition in generator.ifs:
+                if self.looks_for(Signal.CONDITION, hot) and not self.host.trivially_host(
+                    condition
+                ):
+                    self.signal(Signal.CONDITION, hot)
+                stack.append((condition, hot))
+        for part in ("elt", "key", "value"):
+            value = getattr(node, part, None)
+            if value is not None:
+                stack.append((value, hot))
+
+    def _index(self, index: ast.expr, state: int) -> None:
+        if self.looks_for(Signal.DATA_DEPENDENT, state) and not self._plain_index(index):
+            self.signal(Signal.DATA_DEPENDENT, state)
+        self.expression(index, state)
+
+    def _plain_index(self, index: ast.expr) -> bool:
+        """A subscript index that selects by position or key, never by a mask."""
+        if isinstance(index, ast.Tuple):
+            return all(self._plain_index(e) for e in index.elts)
+        if isinstance(index, ast.Slice):
+            return True
+        return self.host.trivially_host(index)
+
+    def _call(self, call: ast.Call, state: int) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            name = func.attr
+        elif isinstance(func, ast.Name):
+            name = func.id
+        else:
+            return
+        if name == "update" and isinstance(func, ast.Attribute):
+            if self.looks_for(Signal.ACCUMULATE, state) and any(
+                self._reads_in(a) for a in (*call.args, *(k.value for k in call.keywords))
+            ):
+                self.signal(Signal.ACCUMULATE, state)
+        elif name in _READ_METHODS or name in _READ_BUILTINS:
+            if self.looks_for(Signal.READ, state) and self._is_read(call):
+                self.signal(Signal.READ, state)
+        elif name in _OUTPUT_METHODS or name in _OUTPUT_FUNCTIONS:
+            if self.looks_for(Signal.OUTPUT, state) and (
+                isinstance(func, ast.Attribute) or name in _OUTPUT_FUNCTIONS
+            ) and not self.host.all_host(call):
+                self.signal(Signal.OUTPUT, state)
+        elif name == "synchronize":
+            self.signal(Signal.SYNC, state)
+        elif name in _DATA_DEPENDENT or (
+            name == "where" and len(call.args) + len(call.keywords) == 1
+        ):
+            self.signal(Signal.DATA_DEPENDENT, state)
+
+    def _is_read(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in _READ_METHODS
+        if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
+            return not (len(call.args) == 1 and not call.keywords
+                        and self.host.trivially_host(call.args[0]))
+        return False
+
+    def _reads_in(self, value: ast.expr) -> bool:
+        return any(isinstance(node, ast.Call) and self._is_read(node)
+                   for node in ast.walk(value))
+
+    def _accumulates_a_read(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
+        """``t += r``, or ``t = t + r`` / ``t = max(t, r)``, with a read in ``r``."""
+        if isinstance(node, ast.AugAssign):
+            return self._reads_in(node.value)
+        value = node.value
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = {t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+        if isinstance(value, ast.BinOp):
+            parts = [value.left, value.right]
+        elif isinstance(value, ast.Call):
+            parts = [*value.args, *(k.value for k in value.keywords)]
+        else:
+            return False
+        return any(isinstance(p, ast.Name) and p.id in names for p in parts) and any(
+            self._reads_in(p) for p in parts if not (isinstance(p, ast.Name) and p.id in names))
+
+
+class _HostExpressions:
+    """Which expressions are host values whatever the program does.
+
+    Each claim made here is one the analysis makes too (it answers ``Kind.HOST``);
+    the tests check that on every corpus. Names count only where one of their
+    bindings is visible (``visible`` holds the enclosing functions and the module).
+    """
+
+    def __init__(self, facts: _Bindings, visible: set[int]) -> None:
+        self.names = facts.host_names
+        self.rebound = facts.rebound
+        self.training_assigned = facts.training_assigned
+        self.visible = visible
+
+    def all_host(self, call: ast.Call) -> bool:
+        return all(self.trivially_host(a) for a in call.args) and all(
+            self.trivially_host(k.value) for k in call.keywords)
+
+    def trivially_host(self, node: ast.expr) -> bool:
+        kind = type(node)
+        if kind is ast.Constant:
+            return True
+        if kind is ast.Name:
+            scopes = self.names.get(node.id)  # type: ignore[attr-defined]
+            return scopes is not None and not scopes.isdisjoint(self.visible)
+        if kind is ast.Compare:
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):  # type: ignore
+                return True
+            return self.trivially_host(node.left) and all(  # type: ignore[attr-defined]
+                self.trivially_host(c) for c in node.comparators)  # type: ignore[attr-defined]
+        if kind is ast.BoolOp:
+            return all(self.trivially_host(v) for v in node.values)  # type: ignore
+        if kind is ast.UnaryOp:
+            return self.trivially_host(node.operand)  # type: ignore[attr-defined]
+        if kind is ast.BinOp:
+            return self.trivially_host(node.left) and self.trivially_host(  # type: ignore
+                node.right)  # type: ignore[attr-defined]
+        if kind is ast.IfExp:
+            return (self.trivially_host(node.test) and self.trivially_host(  # type: ignore
+                node.body) and self.trivially_host(node.orelse))  # type: ignore
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            return (isinstance(func, ast.Name) and func.id in _HOST_CALLS
+                    and func.id not in self.rebound)
+        if kind is ast.JoinedStr:
+            return all(self.trivially_host(v.value) and (
+                v.format_spec is None or self.trivially_host(v.format_spec))
+                for v in node.values if isinstance(v, ast.FormattedValue))  # type: ignore
+        if kind is ast.Attribute:
+            value = node.value  # type: ignore[attr-defined]
+            return (node.attr == "training" and isinstance(value, ast.Name)  # type: ignore
+                    and value.id == "self" and not self.training_assigned)
+        return False
+
+
+#: How a statement binds a name, as far as host values go.
+_COUNTER, _ASSIGNED, _AUGMENTED, _OTHER = "counter", "assigned", "augmented", "other"
+
+
+class _Bindings:
+    """How every name of the file is bound, and so which names only hold host values."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        #: Every name bound anywhere in the file: a builtin so named may not be the builtin.
+        self.rebound: set[str] = set()
+        #: Whether some code assigns an attribute named ``training``.
+        self.training_assigned = False
+        self._bindings: dict[str, list[tuple[int, str, ast.expr | None]]] = {}
+        self._disqualified: set[str] = set()
+        self._scopes: list[int] = [id(tree)]
+        self._star_import = False
+        self._class_scopes: set[int] = set()
+        self._parents: dict[int, int] = {}
+        self._visit(tree)
+        if self._star_import:
+            self.rebound.update(_HOST_CALLS | {"range", "enumerate"})
+        self.host_names = self._host_names()
+
+    def _bind(self, name: str, how: str, value: ast.expr | None = None) -> None:
+        self._bindings.setdefault(name, []).append((self._scopes[-1], how, value))
+        self.rebound.add(name)
+
+    def _bind_target(self, target: ast.expr, how: str, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(target.id, how, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, _OTHER, None)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, _OTHER, None)
+        elif isinstance(target, ast.Attribute) and target.attr == "training":
+            self.training_assigned = True
+
+    def _bind_loop_target(self, target: ast.expr, iterable: ast.expr) -> None:
+        if isinstance(target, ast.Name) and _is_call_of(iterable, "range"):
+            self._bind(target.id, _COUNTER, iterable)
+        elif (isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2
+              and isinstance(target.elts[0], ast.Name) and _is_call_of(iterable, "enumerate")
+              and iterable.args):  # type: ignore[attr-defined]
+            self._bind(target.elts[0].id, _COUNTER, iterable)
+            self._bind_target(target.elts[1], _OTHER, None)
+        else:
+            self._bind_target(target, _OTHER, None)
+
+    def _visit(self, tree: ast.Module) -> None:
+        # Iterative: generated code can nest deeper than Python's recursion limit.
+        stack: list[ast.AST | None] = [tree]
+        while stack:
+            node = stack.pop()
+            if node is None:  # the end of a scope
+                self._scopes.pop()
+                continue
+            if self._enter(node):
+                self._parents[id(node)] = self._scopes[-1]
+                self._scopes.append(id(node))
+                stack.append(None)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _enter(self, node: ast.AST) -> bool:
+        """Record what ``node`` binds; True when it opens a scope."""
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            self._bind(node.name, _OTHER)  # type: ignore[attr-defined]
+            if kind is ast.ClassDef:
+                # Names bound in a class body are seen by no method: never count them.
+                self._class_scopes.add(id(node))
+            return True
+        if kind is ast.Lambda:
+            return True
+        if kind is ast.arg:
+            self._bind(node.arg, _OTHER)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                self._bind_target(target, _ASSIGNED, node.value)  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign:
+            self._bind_target(node.target, _ASSIGNED if node.value is not None  # type: ignore
+                              else _OTHER, node.value)  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign:
+            self._bind_target(node.target, _AUGMENTED, node.value)  # type: ignore
+        elif kind is ast.For or kind is ast.AsyncFor:
+            self._bind_loop_target(node.target, node.iter)  # type: ignore[attr-defined]
+        elif kind is ast.comprehension:
+            # A comprehension has a scope of its own: its targets are never counted as
+            # host names, so that a name read outside it never finds them.
+            self._bind_target(node.target, _OTHER, None)  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr:
+            self._bind_target(node.target, _ASSIGNED, node.value)  # type: ignore
+        elif kind is ast.withitem:
+            if node.optional_vars is not None:  # type: ignore[attr-defined]
+                self._bind_target(node.optional_vars, _OTHER, None)  # type: ignore
+        elif kind is ast.ExceptHandler:
+            if node.name:  # type: ignore[attr-defined]
+                self._bind(node.name, _OTHER)  # type: ignore[attr-defined]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name == "*":
+                    self._star_import = True
+                else:
+                    self._bind(alias.asname or alias.name.split(".")[0], _OTHER)
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            self._disqualified.update(node.names)  # type: ignore[attr-defined]
+        elif kind is ast.Delete:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if isinstance(target, ast.Name):
+                    self._disqualified.add(target.id)
+        elif kind is ast.Attribute:
+            if node.attr == "training" and not isinstance(node.ctx, ast.Load):  # type: ignore
+                self.training_assigned = True
+        elif kind is not ast.alias and kind is not ast.keyword:
+            name = getattr(node, "name", None)  # match captures, type parameters
+            if isinstance(name, str):
+                self._bind(name, _OTHER)
+            rest = getattr(node, "rest", None)
+            if isinstance(rest, str):
+                self._bind(rest, _OTHER)
+        return False
+
+    def _host_names(self) -> dict[str, frozenset[int]]:
+        """Names bound only to host values, with the scopes that bind them.
+
+        Every binding is a ``range`` counter, an ``enumerate`` index, an assignment
+        of a host expression, or an augmented assignment adding one. Every scope that
+        binds the name also binds it to a *base*: a counter, or a value that is host
+        without the name itself (the analysis skips an assignment while computing
+        it, so ``n = n + 1`` is host next to ``n = 0``, and ``x = x`` alone is not).
+        Built up from nothing, one round at a time: mutual recursion stays out.
+        """
+        counters_ok = "range" not in self.rebound and "enumerate" not in self.rebound
+        candidates: list[str] = []
+        for name, bound in self._bindings.items():
+            scopes = {scope for scope, _, _ in bound}
+            if name in self._disqualified or any(how == _OTHER for _, how, _ in bound) or (
+                not scopes.isdisjoint(self._class_scopes)
+            ):
+                continue
+            if not counters_ok and any(how == _COUNTER for _, how, _ in bound):
+                continue
+            candidates.append(name)
+        host: dict[str, frozenset[int]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for name in candidates:
+                if name in host:
+                    continue
+                bound = self._bindings[name]
+                scopes = frozenset(scope for scope, _, _ in bound)
+                based = {scope for scope, how, value in bound if how == _COUNTER or (
+                    how == _ASSIGNED and self._host_value(value, host, scope))}
+                if based != scopes:
+                    continue
+                with_itself = {**host, name: scopes}
+                if all(how == _COUNTER or self._host_value(value, with_itself, scope)
+                       for scope, how, value in bound):
+                    host[name] = scopes
+                    changed = True
+        return host
+
+    def _host_value(self, node: ast.expr | None, names: dict[str, frozenset[int]],
+                    scope: int) -> bool:
+        kind = type(node)
+        if kind is ast.Constant:
+            return True
+        if kind is ast.Name:
+            bound = names.get(node.id)  # type: ignore[union-attr]
+            return bound is not None and not bound.isdisjoint(self._chain(scope))
+        if kind is ast.BinOp:
+            return self._host_value(node.left, names, scope) and self._host_value(  # type: ignore
+                node.right, names, scope)  # type: ignore[union-attr]
+        if kind is ast.UnaryOp:
+            return self._host_value(node.operand, names, scope)  # type: ignore[union-attr]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[union-attr]
+            return isinstance(func, ast.Name) and func.id == "len" and "len" not in self.rebound
+        return False
+
+    def _chain(self, scope: int) -> set[int]:
+        """``scope`` and the scopes around it, whose names it can read."""
+        chain = {scope}
+        parent = self._parents.get(scope)
+        while parent is not None:
+            chain.add(parent)
+            parent = self._parents.get(parent)
+        return chain
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
+
+
+def _is_call_of(node: ast.expr, builtin: str) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == builtin)
+
+
+def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]]:
+    """Names passed to ``torch.compile`` and the functions decorated with it.
+
+    A superset of the analysis's: any name passed first to a call that may be
+    ``torch.compile`` counts, whatever it is bound to.
+    """
+    names: set[str] = set()
+    definitions: set[int] = set()
+    if "compile" not in text and "optimize" not in text:
+        return names, definitions  # no spelling of torch.compile can be in the file
+    aliases = _compile_aliases(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, _FUNCTIONS):
+            if any(_dotted(d.func if isinstance(d, ast.Call) else d) in aliases
+                   for d in node.decorator_list):
+                definitions.add(id(node))
+        elif isinstance(node, ast.Call) and _dotted(node.func) in aliases:
+            if node.args and isinstance(node.args[0], ast.Name):
+                names.add(node.args[0].id)
+    return names, definitions
+
+
+def _compile_aliases(tree: ast.Module) -> set[str]:
+    """Dotted names that may refer to ``torch.compile`` or ``torch._dynamo.optimize``."""
+    aliases: set[str] = set(_COMPILE_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    for target in _COMPILE_NAMES:
+                        if target == alias.name or target.startswith(alias.name + "."):
+                            aliases.add(alias.asname + target[len(alias.name):])
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                local = alias.asname or alias.name
+                for target in _COMPILE_NAMES:
+                    if target == full or target.startswith(full + "."):
+                        aliases.add(local + target[len(full):])
+    return aliases

@@ -1,0 +1,305 @@
+"""The content-hash cache and parallel runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import nosync_fix
+import nosync_fix.cache as cache_module
+import nosync_fix.runner as runner
+from nosync_fix.cache import Cache
+from nosync_fix.cli import main
+from nosync_fix.config import Settings
+from nosync_fix.runner import Mode, run
+
+SRC = str(Path(nosync_fix.__file__).parents[1])
+TRAIN = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader, optimizer):
+        total = 0.0
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            total += loss.item()
+        return total
+    """)
+UNSAFE = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader):
+        total = 0.0
+        for batch in loader:
+            total += model(batch).loss.item()
+        return total
+    """)
+CLEAN = "import torch\n\nx = torch.ones(3)\n"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, ["--isolated", *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def tree(project: Path) -> Path:
+    for i in range(3):
+        (project / f"train{i}.py").write_text(TRAIN)
+    (project / "unsafe.py").write_text(UNSAFE)
+    (project / "clean.py").write_text(CLEAN)
+    (project / "broken.py").write_text("def f(:\n")
+    return project
+
+
+def forbid_analysis(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a cached file was analysed again")
+
+    monkeypatch.setattr(runner, "process_source", fail)
+
+
+def entries(folder: Path) -> dict[str, dict]:
+    """The cache's entries, by key."""
+    db = sqlite3.connect(folder / "cache.sqlite")
+    try:
+        return {key: json.loads(value) for key, value in db.execute(
+            "SELECT key, value FROM entries")}
+    finally:
+        db.close()
+
+
+def set_value(folder: Path, key: str, value: str) -> None:
+    db = sqlite3.connect(folder / "cache.sqlite")
+    with db:
+        db.execute("UPDATE entries SET value = ? WHERE key = ?", (value, key))
+    db.close()
+
+
+@pytest.mark.parametrize("args", [["--check"], ["--check", "--output-format", "json"],
+                                  ["--diff"], ["--check", "--statistics"]])
+def test_second_run_is_answered_from_the_cache(tree: Path, monkeypatch, args) -> None:
+    first = invoke(*args, ".")
+    assert entries(tree / ".nosync_cache")
+    forbid_analysis(monkeypatch)
+    second = invoke(*args, ".")
+    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+
+
+def test_fix_mode_unchanged_files_are_hits(tree: Path, monkeypatch) -> None:
+    first = invoke(".")
+    assert first.exit_code == 2  # broken.py
+    fixed = {p.name: p.read_text() for p in tree.glob("*.py")}
+    assert fixed["train0.py"] != TRAIN and fixed["clean.py"] == CLEAN
+    second = invoke(".")  # the fixed files are new bytes: analysed once more
+    assert "Found 1 finding" in second.output
+    forbid_analysis(monkeypatch)
+    third = invoke(".")
+    assert third.output == second.output
+    assert {p.name: p.read_text() for p in tree.glob("*.py")} == fixed
+
+
+def test_a_cached_fix_is_written(project: Path) -> None:
+    path = project / "train.py"
+    path.write_text(TRAIN)
+    assert invoke("--diff", "train.py").exit_code == 1  # computes and caches the fix
+    diff_cache = entries(project / ".nosync_cache")
+    assert invoke("train.py").exit_code == 0  # fix mode: same key as --diff, from the cache
+    assert entries(project / ".nosync_cache") == diff_cache
+    assert "total += loss.detach()" in path.read_text()
+
+
+@pytest.mark.parametrize("change", ["bytes", "unsafe", "select", "all_paths", "tool"])
+def test_entries_are_never_stale(tree: Path, monkeypatch, change: str) -> None:
+    invoke("--check", ".")
+    calls = []
+    real = runner.process_source
+
+    def counting(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(Path(filename).name)
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "process_source", counting)
+    args = ["--check", "-j", "1", "."]  # one process, so that the calls are counted here
+    if change == "bytes":
+        (tree / "train1.py").write_text(TRAIN + "\n# edited\n")
+    elif change == "unsafe":
+        args.insert(0, "--unsafe-fixes")
+    elif change == "select":
+        args[:0] = ["--ignore", "NSY201"]
+    elif change == "all_paths":
+        args.insert(0, "--all-paths")
+    else:
+        monkeypatch.setattr(cache_module, "tool_fingerprint", lambda: "another version")
+    invoke(*args)
+    if change == "bytes":
+        assert calls == ["train1.py"]
+    else:
+        assert len(calls) == 6
+
+
+def test_corrupt_or_foreign_entries_are_ignored(tree: Path) -> None:
+    first = invoke("--check", ".")
+    folder = tree / ".nosync_cache"
+    found = entries(folder)
+    keys = sorted(found)
+    set_value(folder, keys[0], "{not json")
+    set_value(folder, keys[1], json.dumps({**found[keys[1]], "key": "0" * 64}))
+    set_value(folder, keys[2], json.dumps({**found[keys[2]], "findings": "nonsense"}))
+    set_value(folder, keys[3], json.dumps({**found[keys[3]], "format": 0}))
+    second = invoke("--check", ".")
+    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+
+
+def test_a_broken_database_is_replaced(tree: Path) -> None:
+    first = invoke("--check", ".")
+    (tree / ".nosync_cache" / "cache.sqlite").write_bytes(b"this is no database" * 100)
+    for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
+        (tree / ".nosync_cache" / name).unlink(missing_ok=True)
+    second = invoke("--check", ".")
+    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+    assert len(entries(tree / ".nosync_cache")) == 6
+
+
+def test_no_cache_reads_and_writes_nothing(tree: Path, monkeypatch) -> None:
+    invoke("--no-cache", "--check", ".")
+    assert not (tree / ".nosync_cache").exists()
+    invoke("--check", ".")
+    forbid_analysis(monkeypatch)
+    with pytest.raises(AssertionError, match="analysed again"):
+        invoke("--no-cache", "--check", ".")
+
+
+def test_cache_dir_option_and_folder_markers(tree: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "elsewhere"
+    invoke("--cache-dir", str(folder), "--check", ".")
+    assert not (tree / ".nosync_cache").exists()
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172")
+
+
+def test_cache_beside_the_configuration(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.nosync-fix]\nselect = ['NSY2']\n")
+    (project / "pkg").mkdir()
+    (project / "pkg" / "train.py").write_text(TRAIN)
+    os.chdir(project / "pkg")
+    CliRunner().invoke(main, ["--check", "train.py"], catch_exceptions=False)
+    assert (project / ".nosync_cache").is_dir()
+    assert not (project / "pkg" / ".nosync_cache").exists()
+
+
+def test_unwritable_cache_is_no_error(tree: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    result = invoke("--cache-dir", str(blocker / "cache"), "--check", ".")
+    assert result.exit_code == 2  # broken.py only
+    assert result.output.count("error:") == 1
+
+
+def test_parse_errors_are_cached_internal_errors_are_not(tree: Path, monkeypatch) -> None:
+    import nosync_fix.rules.nsy201_accumulate_on_device as rule
+
+    def broken(self, *args):  # type: ignore[no-untyped-def]
+        raise RuntimeError("bug")
+
+    with monkeypatch.context() as patch:
+        # (LibCST binds the visit_ methods once per class: patch what they call.)
+        patch.setattr(rule.AccumulateOnDevice, "_candidate", broken)
+        first = invoke("--check", ".")
+    assert first.output.count("internal error") == 4
+    stored = entries(tree / ".nosync_cache").values()
+    assert [e["error"]["kind"] for e in stored if e["error"]] == ["parse"]
+    second = invoke("--check", ".")
+    assert "internal error" not in second.output and "broken.py: cannot parse" in second.output
+
+
+def test_concurrent_runs_share_the_cache(tree: Path) -> None:
+    for i in range(30):
+        (tree / f"more{i}.py").write_text(TRAIN.replace("total", f"total{i}"))
+    command = [sys.executable, "-m", "nosync_fix", "--isolated", "--check", "-j", "2", "."]
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": SRC}
+    procs = [subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [p.communicate() for p in procs]
+    assert len({out for out, _ in outputs}) == 1
+    assert [p.returncode for p in procs] == [2, 2, 2]
+    db = sqlite3.connect(tree / ".nosync_cache" / "cache.sqlite")
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db.close()
+    assert len(entries(tree / ".nosync_cache")) == 36
+    again = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    assert again.stdout == outputs[0][0]
+
+
+def test_library_cache_round_trip(tree: Path) -> None:
+    cache = Cache.for_settings(tree / "c", Settings())
+    first = run(["."], Settings(), Mode.CHECK, cache=cache, with_edits=True)
+    second = run(["."], Settings(), Mode.CHECK, cache=cache, with_edits=True)
+    assert [(o.filename, o.result, o.error) for o in first] == [
+        (o.filename, o.result, o.error) for o in second]
+
+
+# -- parallel runs ---------------------------------------------------------------------------
+
+
+def test_parallel_and_serial_runs_agree(tree: Path) -> None:
+    for i in range(20):
+        (tree / f"pkg{i % 3}" / f"m{i}.py").parent.mkdir(exist_ok=True)
+        (tree / f"pkg{i % 3}" / f"m{i}.py").write_text(
+            [TRAIN, UNSAFE, CLEAN, "x = (\n"][i % 4])
+    results = {}
+    for jobs in (1, 2, 3):
+        outcomes = run(["."], Settings(), Mode.CHECK, jobs=jobs, with_edits=True)
+        results[jobs] = [(o.filename, o.result, o.error) for o in outcomes]
+    assert results[1] == results[2] == results[3]
+    assert len(results[1]) == 26
+
+
+def test_progress_counts_every_file(tree: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    run(["."], Settings(), Mode.CHECK, jobs=2, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (6, 6)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_crashing_worker_fails_only_its_file(tree: Path, monkeypatch) -> None:
+    for i in range(6):
+        (tree / f"extra{i}.py").write_text(TRAIN)
+    (tree / "crash.py").write_text(TRAIN)
+    real = runner.process_source
+
+    def dies_on_crash_py(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if filename.endswith("crash.py"):
+            os._exit(3)  # as a segfault in native code would end the worker
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "process_source", dies_on_crash_py)
+    outcomes = run(["."], Settings(), Mode.CHECK, jobs=2)
+    by_name = {Path(o.filename).name: o for o in outcomes}
+    assert len(by_name) == 13
+    assert by_name["crash.py"].error is not None
+    assert "the analysis crashed" in by_name["crash.py"].error.message
+    assert by_name["broken.py"].error is not None and by_name["broken.py"].error.kind == "parse"
+    for name, outcome in by_name.items():
+        if name not in ("crash.py", "broken.py"):
+            assert outcome.error is None, (name, outcome.error)
+    assert len(by_name["extra5.py"].result.findings) == 1
+
+
+def test_entries_of_other_versions_are_dropped(tree: Path, monkeypatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module, "tool_fingerprint", lambda: "an older version")
+        invoke("--check", ".")
+    old = set(entries(tree / ".nosync_cache"))
+    invoke("--check", ".")
+    new = set(entries(tree / ".nosync_cache"))
+    assert len(old) == len(new) == 6 and not old & new

@@ -1,0 +1,129 @@
+"""The engine's shortcuts give exactly what the slow way gives.
+
+* ``Metadata.parents`` equals LibCST's ``ParentNodeProvider``;
+* ``Metadata.qualified_names`` equals what ``QualifiedNameProvider`` answers
+  (for the dotted names it is asked about);
+* ``Metadata.position`` (one top-level statement at a time) equals
+  ``PositionProvider`` on the whole module;
+* ``line_opcodes`` is a valid edit script, like difflib's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from nosync_fix.analysis.base import Metadata, dotted_name
+from nosync_fix.engine import line_opcodes
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = sorted(list((ROOT / "golden").rglob("*.py"))
+               + list((ROOT / "tests" / "analysis" / "labelled").glob("*.py"))
+               + list((ROOT / "src" / "nosync_fix").rglob("*.py")))
+ODD = [
+    "import torch\r\nx = 1\r\n\r\ndef f():\r\n    return x\r\n",
+    "x = 1\ny = 2\r\nif x:\r    z = 3\n",
+    "\x0c\ndef f():\n    x = 1\n\x0c\n    return x\n",
+    "# header\n\n\nclass A:\n    def f(self):\n        pass\n# footer\n",
+    "x = 1",
+    "\ufeffx = 1\n",
+]
+
+
+def _sources() -> list[tuple[str, str]]:
+    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in FILES] + [
+        (f"odd{i}", text) for i, text in enumerate(ODD)]
+
+
+SOURCES = _sources()
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    md = Metadata(wrapper)
+    parents = wrapper.resolve(ParentNodeProvider)
+    assert dict(md.parents) == dict(parents)
+    qualified = wrapper.resolve(QualifiedNameProvider)
+    for node in parents:
+        if dotted_name(node) is not None:
+            expected = qualified.get(node, set())
+            if callable(expected):
+                expected = expected()
+            assert md.qualified_names(node) == {q.name for q in expected}
+    full = wrapper.resolve(PositionProvider)
+    in_body = {id(n) for statement in module.body for n in _subtree(statement)}
+    lazy = Metadata(wrapper)
+    for node in [n for n in parents if id(n) in in_body][::3]:
+        rng = full[node]
+        assert lazy.position(node) == (rng.start.line, rng.start.column, rng.end.line,
+                                       rng.end.column), (name, type(node).__name__)
+    assert "positions" not in lazy.__dict__  # it never needed the whole-module provider
+    other = Metadata(wrapper)  # the header's and footer's comments: the provider's answer
+    for node in [n for n in parents if id(n) not in in_body]:
+        rng = full[node]
+        assert other.position(node) == (rng.start.line, rng.start.column, rng.end.line,
+                                        rng.end.column)
+
+
+def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = [node]
+    for child in node.children:
+        found.extend(_subtree(child))
+    return found
+
+
+def _check_script(a: list[str], b: list[str]) -> None:
+    i = j = 0
+    for tag, i1, i2, j1, j2 in line_opcodes(a, b):
+        assert (i1, j1) == (i, j)
+        if tag == "equal":
+            assert a[i1:i2] == b[j1:j2]
+        i, j = i2, j2
+    assert (i, j) == (len(a), len(b))
+
+
+LINES = st.lists(st.sampled_from(["\n", "    pass\n", "x = 1\n", "y = 2\n", "# c\n",
+                                  "return x\n", "z\n"]), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINES, LINES)
+def test_line_opcodes_is_an_edit_script(a: list[str], b: list[str]) -> None:
+    _check_script(a, b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(LINES, st.lists(st.tuples(st.integers(0, 59), st.sampled_from(["new\n", "\n", None]))))
+def test_line_opcodes_on_local_edits_of_long_files(a: list[str], edits) -> None:
+    import nosync_fix.engine as engine
+
+    a = a * 40  # long, repetitive: the case difflib handles in quadratic time
+    b = list(a)
+    for position, line in edits:
+        if position < len(b):
+            if line is None:
+                del b[position]
+            else:
+                b.insert(position, line)
+    limit = engine._DIRECT_MATCH_LIMIT
+    try:
+        engine._DIRECT_MATCH_LIMIT = 10  # force the anchored path
+        _check_script(a, b)
+    finally:
+        engine._DIRECT_MATCH_LIMIT = limit
+    _check_script(a, b)
+
+
+def test_line_opcodes_keep_unchanged_lines_equal() -> None:
+    a = [f"line {i}\n" for i in range(2000)] + ["\n"] * 2000
+    b = a[:1000] + ["inserted\n"] + a[1000:]
+    ops = line_opcodes(a, b)
+    assert [op[0] for op in ops] == ["equal", "replace", "equal"]
+    assert ops[1] == ("replace", 1000, 1000, 1000, 1001)

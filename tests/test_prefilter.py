@@ -1,0 +1,313 @@
+"""The pre-filter must never hide a finding.
+
+Three checks, each on every golden input, every labelled file, the examples and
+generated training programs:
+
+* findings and fixes are identical with the pre-filter on and off;
+* every node the analysis calls hot lies in a region the scan calls hot;
+* every expression the scan calls trivially host, the analysis calls HOST.
+
+Plus: a scan that stops early answers each need as the full scan does, and the
+regions and host values behave as documented on small cases.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+from libcst.metadata import PositionProvider
+from torch_programs import torch_programs
+
+from golden import cases
+from nosync_fix.analysis import Kind, ModuleAnalysis
+from nosync_fix.config import Settings
+from nosync_fix.engine import process_source
+from nosync_fix.prefilter import (
+    ALL_SIGNALS,
+    Need,
+    Signal,
+    _Bindings,
+    _HostExpressions,
+    hot_locations,
+    parse,
+    scan,
+)
+from nosync_fix.rules import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = sorted(
+    [c.input for c in cases()]
+    + list((ROOT / "tests" / "analysis" / "labelled").glob("*.py"))
+    + list((ROOT / "examples").rglob("*.py"))
+)
+_IDS = [str(p.relative_to(ROOT)) for p in CORPUS]
+
+
+def _outcome(source: str, settings: Settings, fix: bool) -> tuple:
+    result = process_source(source, "case.py", settings, fix=fix)
+    return (result.error, result.fixed, result.findings, result.applied)
+
+
+def assert_same_with_and_without_prefilter(source: str, base: Settings) -> None:
+    for all_paths in (False, True):
+        for fix in (False, True):
+            on = dataclasses.replace(base, all_paths=all_paths, prefilter=True)
+            off = dataclasses.replace(on, prefilter=False)
+            assert _outcome(source, on, fix) == _outcome(source, off, fix), (
+                f"the pre-filter changed the result (all_paths={all_paths}, fix={fix})")
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_IDS)
+def test_prefilter_changes_nothing(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(torch_programs())
+def test_prefilter_changes_nothing_on_generated_programs(source: str) -> None:
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+
+
+def test_every_rule_declares_signals_or_none() -> None:
+    for rule in all_rules():
+        assert rule.signals is None or isinstance(rule.signals, Signal), rule.code
+
+
+# -- the regions are a superset of HotPaths --------------------------------------------------
+
+
+def _char_column(text: str, line: int, byte_column: int) -> int:
+    return len(text.splitlines()[line - 1].encode("utf-8")[:byte_column].decode("utf-8"))
+
+
+def _regions_cover_hot_paths(source: str) -> int:
+    tree = parse(source)
+    hot = {(line, _char_column(source, line, column))
+           for line, column in hot_locations(tree, source)}
+    wrapper = cst.MetadataWrapper(cst.parse_module(source))
+    analysis = ModuleAnalysis(wrapper)
+    positions = wrapper.resolve(PositionProvider)
+    checked = 0
+    for node, rng in positions.items():
+        if not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement,
+                                 cst.Call, cst.Comparison, cst.Subscript)):
+            continue
+        if analysis.hot.is_hot(node):
+            checked += 1
+            assert (rng.start.line, rng.start.column) in hot, (
+                f"{type(node).__name__} at {rng.start.line}:{rng.start.column + 1} is hot "
+                "for the analysis but not for the pre-filter")
+    return checked
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_IDS)
+def test_scan_regions_cover_the_hot_paths(path: Path) -> None:
+    _regions_cover_hot_paths(path.read_text(encoding="utf-8"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(torch_programs())
+def test_scan_regions_cover_the_hot_paths_of_generated_programs(source: str) -> None:
+    _regions_cover_hot_paths(source)
+
+
+def test_the_region_check_is_not_vacuous() -> None:
+    assert sum(_regions_cover_hot_paths(p.read_text(encoding="utf-8")) for p in CORPUS) > 200
+
+
+# -- trivially host means HOST ---------------------------------------------------------------
+
+
+_SAME = {ast.Name: cst.Name, ast.Compare: cst.Comparison, ast.BoolOp: cst.BooleanOperation,
+         ast.BinOp: cst.BinaryOperation, ast.Call: cst.Call, ast.Attribute: cst.Attribute,
+         ast.UnaryOp: cst.UnaryOperation}
+
+
+def _host_claims_hold(source: str) -> int:
+    """Every expression the scan calls trivially host is HOST for the analysis."""
+    tree = parse(source)
+    facts = _Bindings(tree)
+    wrapper = cst.MetadataWrapper(cst.parse_module(source))
+    analysis = ModuleAnalysis(wrapper)
+    by_range: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
+    for node, rng in wrapper.resolve(PositionProvider).items():
+        if isinstance(node, cst.BaseExpression):
+            key = (rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+            by_range.setdefault(key, []).append(node)
+    checked = 0
+
+    def visit(node: ast.AST, visible: set[int]) -> None:
+        nonlocal checked
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            visible = visible | {id(node)}
+        if isinstance(node, (ast.Name, ast.Compare, ast.BoolOp, ast.BinOp, ast.Call,
+                             ast.Attribute, ast.UnaryOp)) and isinstance(
+                getattr(node, "ctx", ast.Load()), ast.Load):
+            host = _HostExpressions(facts, visible)
+            if host.trivially_host(node):  # type: ignore[arg-type]
+                key = (node.lineno, _char_column(source, node.lineno, node.col_offset),
+                       node.end_lineno, _char_column(source, node.end_lineno,  # type: ignore
+                                                     node.end_col_offset))  # type: ignore
+                for match in by_range.get(key, []):  # type: ignore[arg-type]
+                    if isinstance(match, _SAME[type(node)]):
+                        checked += 1
+                        assert analysis.kind(match) is Kind.HOST, (
+                            f"{analysis.md.code(match)!r} at line {node.lineno} is trivially "
+                            f"host for the pre-filter but {analysis.kind(match)} for the "
+                            "analysis")
+        for child in ast.iter_child_nodes(node):
+            visit(child, visible)
+
+    visit(tree, {id(tree)})
+    return checked
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_IDS)
+def test_trivially_host_is_host_for_the_analysis(path: Path) -> None:
+    _host_claims_hold(path.read_text(encoding="utf-8"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(torch_programs())
+def test_trivially_host_is_host_on_generated_programs(source: str) -> None:
+    _host_claims_hold(source)
+
+
+def test_the_host_check_is_not_vacuous() -> None:
+    assert sum(_host_claims_hold(p.read_text(encoding="utf-8")) for p in CORPUS) > 20
+
+
+# -- stopping early --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_IDS)
+def test_early_stop_answers_each_need_as_the_full_scan(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    tree = parse(source)
+    full = scan(tree, source)
+    for signal in Signal:
+        if signal is Signal.NONE:
+            continue
+        for anywhere in (False, True):
+            need = Need(signal, anywhere)
+            assert scan(tree, source, needs=[need]).meets(need) == full.meets(need), need
+    needs = [Need(Signal.READ), Need(Signal.CONDITION | Signal.OUTPUT, True)]
+    partial = scan(tree, source, needs=needs)
+    assert [partial.meets(n) for n in needs] == [full.meets(n) for n in needs]
+
+
+# -- behaviour on small cases ----------------------------------------------------------------
+
+
+def _hot(source: str, hot_functions: tuple[str, ...] = ()) -> Signal:
+    return scan(parse(source), source, hot_functions).hot
+
+
+@pytest.mark.parametrize("source", [
+    "for x in xs:\n    total += x.item()\n",
+    "while t.item() > 0:\n    pass\n",
+    "class M(nn.Module):\n    def forward(self, x):\n        return x.item()\n",
+    "def train_step(x):\n    return x.item()\n",
+    "@torch.compile\ndef f(x):\n    return x.item()\n",
+    "import torch as T\n@T.compile(mode='max-autotune')\ndef f(x):\n    return x.item()\n",
+    "from torch import compile as c\ndef f(x):\n    return x.item()\ng = c(f)\n",
+    "values = [t.item() for t in ts]\n",
+    "def __init__(self, loader):\n    def train_step(x):\n        return x.item()\n",
+])
+def test_hot_regions(source: str) -> None:
+    assert Signal.READ in _hot(source)
+
+
+@pytest.mark.parametrize("source", [
+    "x = t.item()\n",
+    "def f(x):\n    return x.item()\n",
+    "class M:\n    def forward(self, x):\n        return x.item()\n",
+    "def __init__(self, xs):\n    for x in xs:\n        self.v = x.item()\n",
+    "def collate_fn(batch):\n    for b in batch:\n        b.item()\n",
+    "class D(Dataset):\n    def __getitem__(self, i):\n        for x in self.xs:\n"
+    "            x.item()\n",
+    "values = [t for t in ts.tolist()]\n",  # the first iterable is not hot
+])
+def test_cold_regions(source: str) -> None:
+    assert Signal.READ not in _hot(source)
+    assert Signal.READ in scan(parse(source), source).anywhere
+
+
+def test_configured_hot_functions() -> None:
+    source = "def evaluate(x):\n    return x.item()\n"
+    assert Signal.READ not in _hot(source)
+    assert Signal.READ in _hot(source, ("evaluate",))
+
+
+@pytest.mark.parametrize("source, signal", [
+    ("for x in xs:\n    total += x.item()\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    total = total + float(x)\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    best = max(best, x.item())\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    meter.update(x.item(), 4)\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    total = x.item() + total\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    if x > 0:\n        pass\n", Signal.CONDITION),
+    ("for x in xs:\n    y = a if x else b\n", Signal.CONDITION),
+    ("for x in xs:\n    assert x.sum() < 3\n", Signal.CONDITION),
+    ("for x in xs:\n    print(x)\n", Signal.OUTPUT),
+    ("for x in xs:\n    s = f'{x:.3f}'\n", Signal.OUTPUT),
+    ("for x in xs:\n    logger.info('%s', x)\n", Signal.OUTPUT),
+    ("for x in xs:\n    torch.cuda.synchronize()\n", Signal.SYNC),
+    ("for x in xs:\n    y = x[x > 0]\n", Signal.DATA_DEPENDENT),
+    ("for x in xs:\n    i = x.nonzero()\n", Signal.DATA_DEPENDENT),
+    ("for x in xs:\n    i = torch.where(x)\n", Signal.DATA_DEPENDENT),
+    ("for i, x in enumerate(xs):\n    buf[i] = x\n", Signal.STORE),
+])
+def test_signals(source: str, signal: Signal) -> None:
+    assert signal in _hot(source)
+
+
+def test_conversions_and_plain_reads_are_no_accumulation() -> None:
+    source = "for x in xs:\n    total = float(total)\n    y = x.item()\n    z = y + x.item()\n"
+    assert Signal.ACCUMULATE not in _hot(source)
+    assert Signal.READ in _hot(source)
+
+
+@pytest.mark.parametrize("source", [
+    "for i in range(10):\n    if i % 10 == 0:\n        print(i, 'steps')\n",
+    "for i, x in enumerate(xs):\n    if i == 0 and x is None:\n        print(f'{i}')\n",
+    "n = 3\nfor i in range(n):\n    step = i + n\n    if step > len(xs):\n        pass\n",
+    "class M(nn.Module):\n    def forward(self, x):\n        if self.training:\n"
+    "            return x\n",
+    "for x in xs:\n    if isinstance(x, int) or hasattr(x, 'y'):\n        pass\n",
+    "for i, x in enumerate(xs):\n    y = x[i][1:3, ::2]\n    total += 1\n",
+])
+def test_trivially_host_code_gives_no_signal(source: str) -> None:
+    assert _host_claims_hold("import torch\n" + source) > 0
+    found = _hot(source)
+    assert not found & (Signal.CONDITION | Signal.OUTPUT | Signal.DATA_DEPENDENT
+                        | Signal.ACCUMULATE | Signal.READ), found
+
+
+@pytest.mark.parametrize("source", [
+    # A counter also bound to something else, or never bound where it is read.
+    "for i in range(3):\n    pass\ni = t\nfor x in xs:\n    if i > 0:\n        pass\n",
+    "def f(i):\n    for x in xs:\n        if i > 0:\n            pass\n",
+    "def g():\n    for i in range(3):\n        pass\ndef f():\n    for x in xs:\n"
+    "        if i > 0:\n            pass\n",
+    "range = torch.arange\nfor i in range(3):\n    if i > 0:\n        pass\n",
+    "from somewhere import *\nfor i in range(3):\n    if i > 0:\n        pass\n",
+    "def f():\n    global i\n    for i in range(3):\n        if i > 0:\n            pass\n",
+    "xs = [i for i in range(3)]\nfor x in xs:\n    if i > 0:\n        pass\n",
+    "class M(nn.Module):\n    def forward(self, x):\n        self.training = x.any()\n"
+    "        if self.training:\n            pass\n",
+    "for x in xs:\n    if x in mask:\n        pass\n",
+    "for x in xs:\n    if bool(x):\n        pass\n",
+])
+def test_what_is_not_trivially_host(source: str) -> None:
+    assert Signal.CONDITION in _hot(source) or Signal.READ in _hot(source)
+
+
+def test_too_deep_to_scan_means_everything() -> None:
+    source = "for x in xs:\n    if " + "+".join(["i"] * 2500) + " > 0:\n        pass\n"
+    assert scan(parse(source), source).hot == ALL_SIGNALS
