@@ -68,6 +68,19 @@ def test_prefilter_changes_nothing(path: Path) -> None:
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
 
 
+@pytest.mark.parametrize("source", [
+    # A host test (`is None`) that still reads the device on every iteration: NSY104.
+    "import torch\n\n@torch.compile\ndef f(y):\n    while y.mean().item() is None:\n"
+    "        break\n",
+    # A copy to the host spelled with .to(): NSY903.
+    "import torch\n\ndef train(loader):\n    for x in loader:\n"
+    "        x = torch.relu(x)\n        y = x.to('cpu')\n",
+])
+def test_prefilter_keeps_findings_it_once_hid(source: str) -> None:
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+    assert process_source(source, "case.py", Settings(unsafe_fixes=True), fix=False).findings
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(torch_programs())
 def test_prefilter_changes_nothing_on_generated_programs(source: str) -> None:
@@ -262,6 +275,8 @@ def test_configured_hot_functions() -> None:
     ("for x in xs:\n    i = x.nonzero()\n", Signal.DATA_DEPENDENT),
     ("for x in xs:\n    i = torch.where(x)\n", Signal.DATA_DEPENDENT),
     ("for i, x in enumerate(xs):\n    buf[i] = x\n", Signal.STORE),
+    ("for x in xs:\n    y = x.to('cpu')\n", Signal.READ),
+    ("for x in xs:\n    y = x.to(device=torch.device('cpu'))\n", Signal.READ),
 ])
 def test_signals(source: str, signal: Signal) -> None:
     assert signal in _hot(source)

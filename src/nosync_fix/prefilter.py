@@ -325,7 +325,7 @@ class _Scanner:
                 or id(node) in self.compiled_definitions
                 or (name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX)):
             return _HOT
-        if name in T.COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
+        if T.is_cold_function_name(name):
             return _COLD
         return state
 
@@ -452,7 +452,7 @@ class _Scanner:
                 self._reads_in(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):
                 self.signal(Signal.ACCUMULATE, state)
-        elif name in _READ_METHODS or name in _READ_BUILTINS:
+        elif name in _READ_METHODS or name in _READ_BUILTINS or name == "to":
             if self.looks_for(Signal.READ, state) and self._is_read(call):
                 self.signal(Signal.READ, state)
         elif name in _OUTPUT_METHODS or name in _OUTPUT_FUNCTIONS:
@@ -470,6 +470,8 @@ class _Scanner:
     def _is_read(self, call: ast.Call) -> bool:
         func = call.func
         if isinstance(func, ast.Attribute):
+            if func.attr == "to":
+                return _names_cpu(call)
             return func.attr in _READ_METHODS
         if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
             return not (len(call.args) == 1 and not call.keywords
@@ -495,6 +497,15 @@ class _Scanner:
             return False
         return any(isinstance(p, ast.Name) and p.id in names for p in parts) and any(
             self._reads_in(p) for p in parts if not (isinstance(p, ast.Name) and p.id in names))
+
+
+def _names_cpu(call: ast.Call) -> bool:
+    """``t.to("cpu")``, ``t.to(device="cpu")``, ``t.to(torch.device("cpu"))``: a host copy.
+
+    Any "cpu" literal in the device argument counts, so the check over-approximates."""
+    device = [k.value for k in call.keywords if k.arg == "device"] + call.args[:1]
+    return any(isinstance(node, ast.Constant) and node.value == "cpu"
+               for arg in device for node in ast.walk(arg))
 
 
 class _HostExpressions:
@@ -525,6 +536,9 @@ class _HostExpressions:
         if kind is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):  # type: ignore
                 return True
+            if any(isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and isinstance(
+                    o.value, (str, bytes))) for o in (node.left, *node.comparators)):  # type: ignore
+                return True  # compared with text: the analysis answers HOST too
             return self.trivially_host(node.left) and all(  # type: ignore[attr-defined]
                 self.trivially_host(c) for c in node.comparators)  # type: ignore[attr-defined]
         if kind is ast.BoolOp:

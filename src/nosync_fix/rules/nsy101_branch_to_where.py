@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..prefilter import Signal
 from ._branches import WHERE, judge_if, judge_if_expression
 from .base import Rule
 
@@ -90,6 +91,7 @@ class BranchToWhere(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = ("if",)
+    signals = Signal.CONDITION | Signal.READ  # `x.item() is None` is a host test with a read
 
     def visit_If(self, node: cst.If) -> None:
         verdict = judge_if(self.analysis, node)

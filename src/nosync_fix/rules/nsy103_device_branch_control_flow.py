@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..prefilter import Signal
 from ._branches import CONTROL, judge_if
 from .base import Rule
 
@@ -67,6 +68,7 @@ class DeviceBranchControlFlow(Rule):
     fix_kind = "none"
     cost = "sync and graph break"
     triggers = ("if",)
+    signals = Signal.CONDITION | Signal.READ  # `x.item() is None` is a host test with a read
 
     def visit_If(self, node: cst.If) -> None:
         verdict = judge_if(self.analysis, node)

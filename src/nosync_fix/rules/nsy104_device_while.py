@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..prefilter import Signal
 from ._branches import header
 from ._conditions import device_condition
 from .base import Rule
@@ -65,6 +66,7 @@ class DeviceWhile(Rule):
     fix_kind = "none"
     cost = "sync and graph break"
     triggers = ("while",)
+    signals = Signal.CONDITION | Signal.READ  # `x.item() is None` is a host test with a read
 
     def visit_While(self, node: cst.While) -> None:
         if device_condition(self.analysis, node.test) is None:

@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import Kind
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._device import dtype_family, is_fresh
 from ._helpers import detached, method_call, short, statement, torch_ref
@@ -136,6 +137,7 @@ class CollectOnDevice(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(")
+    signals = Signal.READ | Signal.ACCUMULATE
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)

@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import HostRead, Kind
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._device import dtype_family, float_literal_exact, int_literal_small, literal_value
 from ._helpers import code_of, detached, method_call, short, torch_ref
@@ -110,6 +111,7 @@ class RunningExtremeOnDevice(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(")
+    signals = Signal.READ | Signal.CONDITION
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)

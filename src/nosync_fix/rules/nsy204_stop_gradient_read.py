@@ -6,6 +6,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
 from ..analysis import HostRead, Kind
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._device import dtype_family
 from ._helpers import code_of, detached, short
@@ -89,6 +90,7 @@ class StopGradientRead(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = (".item(", "float(")
+    signals = Signal.READ
 
     def visit_Call(self, node: cst.Call) -> None:
         read = self.analysis.host_read(node)

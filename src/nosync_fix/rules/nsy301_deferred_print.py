@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames
 from ._helpers import short
@@ -93,6 +94,7 @@ class DeferredPrint(Rule):
     fix_kind = "safe"
     cost = "sync and graph break"
     triggers = ("print(",)
+    signals = Signal.OUTPUT
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

@@ -6,6 +6,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
 from .._percent import conversions as percent_conversions
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames, string_value
 from ._helpers import short
@@ -112,6 +113,7 @@ class DeferredLogging(Rule):
     fix_kind = "safe"
     cost = "sync and graph break"
     triggers = ("logging", "log")
+    signals = Signal.OUTPUT
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

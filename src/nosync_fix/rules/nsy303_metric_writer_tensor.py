@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames
 from ._helpers import short
@@ -123,6 +124,7 @@ class MetricWriterTensor(Rule):
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(", ".tolist(", "log", "add_scalar", "set_postfix",
                 "set_description")
+    signals = Signal.OUTPUT
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

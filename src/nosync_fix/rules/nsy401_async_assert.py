@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..analysis import Effect, Kind
 from ..analysis.base import positional_args
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import method_call, parenthesized, short, torch_ref
 from .base import Rule
@@ -110,6 +111,7 @@ class AsyncAssert(Rule):
     fix_kind = "unsafe"
     cost = "sync (and a graph break when it reads with `.item()`)"
     triggers = ("assert",)
+    signals = Signal.CONDITION | Signal.READ  # `x.item() is None` is a host test with a read
 
     def visit_Assert(self, node: cst.Assert) -> None:
         condition = self._convert(node.test)

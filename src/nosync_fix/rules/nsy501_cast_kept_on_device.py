@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import HostRead
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import short
 from ._scalars import Partner, kept_read, partner_cast, tensor_uses
@@ -109,6 +110,7 @@ class CastKeptOnDevice(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(")
+    signals = Signal.READ
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):

@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis import Kind, ModuleAnalysis
 from ..analysis.base import positional_args
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import detached, method_call, short, torch_ref
 from ._owners import owner
@@ -124,6 +125,7 @@ class HostMathOnDevice(Rule):
     fix_kind = "unsafe"
     cost = "sync and graph break"
     triggers = ("math", "np.", "numpy")
+    signals = Signal.READ
 
     def visit_Call(self, node: cst.Call) -> None:
         function = math_function(self.analysis, node)

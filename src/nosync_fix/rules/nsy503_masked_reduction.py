@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..analysis import Kind, ModuleAnalysis
 from ..analysis.base import call_name, positional_args
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import code_of, method_call, short, torch_ref
 from ._scalars import (
@@ -262,6 +263,7 @@ class MaskedReductionRule(Rule):
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
     triggers = ("[", "nonzero", "count_nonzero")
+    signals = Signal.DATA_DEPENDENT | Signal.READ
 
     def visit_Call(self, node: cst.Call) -> None:
         self._visit(node)

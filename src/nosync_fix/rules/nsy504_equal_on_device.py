@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis import Kind
 from ..analysis.base import positional_args
+from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import method_call, short
 from ._owners import owner
@@ -78,6 +79,7 @@ class EqualOnDevice(Rule):
     fix_kind = "unsafe"
     cost = "sync and graph break"
     triggers = ("equal(",)
+    signals = Signal.DATA_DEPENDENT
 
     def visit_Call(self, node: cst.Call) -> None:
         operands = self._operands(node)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.base import call_name
+from ..prefilter import Signal
 from ._helpers import short
 from .base import Rule
 
@@ -79,6 +80,7 @@ class ExplicitSynchronize(Rule):
     fix_kind = "none"
     cost = "sync"
     triggers = ("synchronize(",)
+    signals = Signal.SYNC
 
     def visit_Call(self, node: cst.Call) -> None:
         if node.args or call_name(node) != "synchronize":

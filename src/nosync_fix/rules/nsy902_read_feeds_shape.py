@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis import HostRead, Kind, ModuleAnalysis
 from ..analysis.base import call_name, positional_args
+from ..prefilter import Signal
 from ._helpers import short
 from ._scalars import sole_binding_uses
 from .base import Rule
@@ -195,6 +196,7 @@ class ReadFeedsShape(Rule):
     fix_kind = "none"
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(", ".tolist(")
+    signals = Signal.READ
 
     def visit_Call(self, node: cst.Call) -> None:
         read = self.analysis.host_read(node)

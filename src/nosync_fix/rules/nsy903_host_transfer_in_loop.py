@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis import Kind, ModuleAnalysis, Value
 from ..analysis.base import COMPREHENSIONS, call_name, keyword_arg, positional_args
+from ..prefilter import Signal
 from ._helpers import short
 from ._owners import owner
 from ._scalars import single_binding_value
@@ -198,6 +199,7 @@ class HostTransferInLoop(Rule):
     fix_kind = "none"
     cost = "sync"
     triggers = (".cpu(", ".numpy(", ".tolist(", ".to(", "]")  # "]": buffer[k] = t
+    signals = Signal.READ | Signal.STORE
 
     def visit_Call(self, node: cst.Call) -> None:
         method = host_transfer(self.analysis, node)

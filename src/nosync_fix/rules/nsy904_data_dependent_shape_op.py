@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis import Kind
 from ..analysis.base import call_name, keyword_arg, positional_args
+from ..prefilter import Signal
 from ._helpers import short
 from ._scalars import dtype_family, is_model_argument
 from .base import Rule
@@ -100,6 +101,7 @@ class DataDependentShapeOp(Rule):
     cost = "sync and graph break"
     triggers = ("nonzero", "argwhere", "masked_select", "unique", "[", "where(",
                 "repeat_interleave")
+    signals = Signal.DATA_DEPENDENT
 
     def visit_Call(self, node: cst.Call) -> None:
         op = self._operation(node)

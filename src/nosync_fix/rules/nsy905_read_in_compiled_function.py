@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis import HostRead, Kind
 from ..analysis.base import call_name
+from ..prefilter import Signal
 from ._helpers import short
 from ._owners import is_stop_gradient_operand, owner
 from ._scalars import tensor_uses
@@ -86,6 +87,7 @@ class ReadInCompiledFunction(Rule):
     fix_kind = "none"
     cost = "sync and graph break"
     triggers = ("compile",)
+    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT
 
     def visit_Call(self, node: cst.Call) -> None:
         function = self.analysis.hot.compiled_function(node)
