@@ -157,6 +157,18 @@ CONFIG_NAMES = frozenset({
 STEP_FUNCTION_SUFFIX = "_step"
 #: Function names that never run on a hot path (host-side set-up and loader code).
 COLD_FUNCTION_NAMES = frozenset({"__init__", "__post_init__", "__new__", "setup", "prepare_data"})
+
+
+def is_cold_function_name(name: str) -> bool:
+    """Set-up, loader and test functions, which never run on a hot path.
+
+    ``test_*`` functions are tests (pytest's convention): their reads and asserts are
+    what the test checks, and turning an ``assert`` into ``torch._assert_async`` would
+    weaken it. ``test_step`` (Lightning's hook) is a step, and hot.
+    """
+    if name in COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
+        return True
+    return name.startswith("test_") and not name.endswith(STEP_FUNCTION_SUFFIX)
 #: Methods of Dataset/Sampler classes: run in loader workers on the host.
 DATASET_METHODS = frozenset({"__getitem__", "__len__", "__iter__", "__getitems__"})
 #: Base classes that make a class host-side loader code.

@@ -7,7 +7,7 @@ hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
 ``__iter__`` of Dataset and Sampler classes and collate functions (host-side
-loader code); module-level code outside loops; code guarded by
+loader code); test functions (``test_*``, but not ``test_step``); module-level code outside loops; code guarded by
 ``torch.compiler.is_compiling()`` (already deliberate about compiling).
 """
 
@@ -104,7 +104,7 @@ class HotPaths:
 
     def is_cold_function(self, func: cst.FunctionDef) -> bool:
         name = func.name.value
-        if name in T.COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
+        if T.is_cold_function_name(name):
             return True
         cls = self._method_class(func)
         if cls is not None and name in T.DATASET_METHODS and self.facts.is_dataset_class(cls):

@@ -106,6 +106,7 @@ _METADATA_METHODS = frozenset({
     "storage_offset",
 })
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception"})
+_STRING_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 class _InProgress:
@@ -993,7 +994,11 @@ class TensorFacts:
         if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
                for c in node.comparisons):
             return Value.HOST
-        values = [self.value(node.left)] + [self.value(c.comparator) for c in node.comparisons]
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        if any(isinstance(o, _STRING_LITERALS) for o in operands):
+            # `out == "forward_return"`: no tensor compares to text, whatever `out` is.
+            return Value.HOST
+        values = [self.value(o) for o in operands]
         if Value.TENSOR in values:
             return Value.TENSOR
         if all(v in (Value.HOST, Value.ARRAY, Value.CONTAINER) for v in values):
