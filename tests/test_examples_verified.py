@@ -34,12 +34,21 @@ def test_there_are_the_promised_examples():
             "early_stopping", "checked_training"} <= names
 
 
+@pytest.mark.parametrize("unsafe_fixes", [False, True], ids=["safe", "unsafe"])
 @pytest.mark.parametrize("path, entry", EXAMPLES, ids=[p.stem for p, _ in EXAMPLES])
-def test_example_is_verified(path: Path, entry: str, monkeypatch):
+def test_example_is_verified(path: Path, entry: str, unsafe_fixes: bool, monkeypatch):
     monkeypatch.chdir(ROOT)
     report = verify(os.path.relpath(path, ROOT), entry, backend="aot_eager", trials=2,
-                    measure_time=False, device="cpu")
-    assert report.passed, report.problems
+                    measure_time=False, device="cpu", unsafe_fixes=unsafe_fixes)
     assert report.before.graph_breaks is not None and report.after.graph_breaks is not None
+    if unsafe_fixes:
+        # Unsafe fixes must still behave the same and read less. Their break count may
+        # rise where the original's frame was skipped at its first break (evaluate.py:
+        # dynamo never traced the rest, so 1 break hid the 3 conversions after the loop
+        # that the rewrite now reaches); examples/REPORT-unsafe.md shows that case.
+        assert report.equivalence.passed, report.problems
+        assert not [p for p in report.problems if "graph breaks" not in p], report.problems
+    else:
+        assert report.passed, report.problems
     if report.changed:
         assert report.after.syncs_per_call < report.before.syncs_per_call
