@@ -498,3 +498,18 @@ def tensor_uses(analysis: ModuleAnalysis,
             return None
         found.append((use, partner))
     return found
+
+
+def value_tensor_uses(analysis: ModuleAnalysis, value: cst.BaseExpression,
+                      ) -> list[tuple[cst.CSTNode, Partner]] | None:
+    """Where ``value`` meets tensors: as an operand in place, or through ``v = value``
+    when every use of ``v`` meets one."""
+    partner = tensor_partner(analysis, value)
+    if partner is not None:
+        return [(value, partner)]
+    parent = analysis.md.parent(value)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
+        parent.targets[0].target, cst.Name
+    ):
+        return tensor_uses(analysis, parent.targets[0].target)  # type: ignore
+    return None

@@ -12,12 +12,10 @@ from ._helpers import detached, method_call, short, torch_ref
 from ._owners import owner
 from ._scalars import (
     HOST_ARITHMETIC,
-    Partner,
     is_plain_host,
     is_scalar_shaped,
     partner_cast,
-    tensor_partner,
-    tensor_uses,
+    value_tensor_uses,
 )
 from .base import Rule
 
@@ -141,7 +139,7 @@ class HostMathOnDevice(Rule):
         what = short(node)
         message = (f"`{what}` waits for the device to compute one number; compute "
                    f"`torch.{function}` on the device")
-        uses = self._tensor_uses(node)
+        uses = value_tensor_uses(self.analysis, node)
         if uses is None:
             self.report(node, message + " (no automatic fix: the result is not only used "
                                         "in tensor arithmetic)")
@@ -212,16 +210,4 @@ class HostMathOnDevice(Rule):
                     found = self._device_leaf(side)
                     if found is not None:
                         return found
-        return None
-
-    def _tensor_uses(self, node: cst.Call) -> list[tuple[cst.CSTNode, Partner]] | None:
-        """Where the result meets tensors: as an operand, or through ``v = math.f(...)``."""
-        partner = tensor_partner(self.analysis, node)
-        if partner is not None:
-            return [(node, partner)]
-        parent = self.md.parent(node)
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
-            parent.targets[0].target, cst.Name
-        ):
-            return tensor_uses(self.analysis, parent.targets[0].target)  # type: ignore
         return None

@@ -18,8 +18,7 @@ from ._scalars import (
     is_repeatable,
     partner_cast,
     single_binding_value,
-    tensor_partner,
-    tensor_uses,
+    value_tensor_uses,
 )
 from .base import Rule
 
@@ -337,7 +336,7 @@ class MaskedReductionRule(Rule):
         else:
             count = cst.Call(cst.parse_expression(f"{torch}.count_nonzero"),
                              [cst.Arg(found.mask)])
-        uses = self._tensor_uses(found.node)
+        uses = value_tensor_uses(self.analysis, found.node)
         if uses is None:
             self.report(found.node, message + " (no automatic fix: the count is needed as a "
                                               "Python int here)")
@@ -376,18 +375,6 @@ class MaskedReductionRule(Rule):
             isinstance(operation, cst.BinaryOperation)
             and isinstance(operation.operator, cst.Divide))
 
-    def _tensor_uses(self, node: cst.BaseExpression,
-                     ) -> list[tuple[cst.CSTNode, Partner]] | None:
-        partner = tensor_partner(self.analysis, node)
-        if partner is not None:
-            return [(node, partner)]
-        parent = self.md.parent(node)
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
-            parent.targets[0].target, cst.Name
-        ):
-            return tensor_uses(self.analysis, parent.targets[0].target)  # type: ignore
-        return None
-
     def _repeatable_mask(self, mask: cst.BaseExpression) -> bool:
         return is_repeatable(mask) or self.analysis.effects.is_pure(mask)
 
@@ -396,4 +383,3 @@ def _where(where: str, mask: cst.BaseExpression, tensor: cst.BaseExpression,
            fill: cst.BaseExpression) -> cst.Call:
     return cst.Call(cst.parse_expression(where),
                     [cst.Arg(mask), cst.Arg(tensor), cst.Arg(fill)])
-
