@@ -9,6 +9,7 @@ from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames
 from ._helpers import short
 from .base import Rule, RuleContext
+from .nsy903_host_transfer_in_loop import is_host_buffer
 
 _STANDARD_STREAMS = frozenset({"sys.stdout", "sys.stderr"})
 _REDIRECTS = frozenset({"contextlib.redirect_stdout", "contextlib.redirect_stderr"})
@@ -126,7 +127,8 @@ class DeferredPrint(Rule):
                                     "closed before a deferred line reaches it")
                 continue
             plan = planner.value(arg.value)
-            if not plan.changed and not plan.blocker and planner.is_tensor(arg.value):
+            if (not plan.changed and not plan.blocker and planner.is_tensor(arg.value)
+                    and not is_host_buffer(self.analysis, arg.value)):  # y = x.cpu(); print(y)
                 plan.blocker = (f"it prints the tensor `{short(arg.value)}` as `tensor(...)`, "
                                 "with device and autograd details; print a number instead")
             reads_device = reads_device or plan.deferred > 0 or plan.blocker is not None
