@@ -3,7 +3,7 @@
 Each case is
   <case>.in.py        the input; an optional first line ``# golden: <options>`` sets
                       options: --unsafe-fixes, --all-paths, --select CODES,
-                      --accumulate-dtype float64
+                      --accumulate-dtype float64|float32
   <case>.out.py       the expected fixed source (absent: the input must stay unchanged)
   <case>.findings     the expected findings in the input, one per line:
                       ``LINE:COL CODE FIX`` with FIX one of safe, unsafe, none
@@ -45,7 +45,7 @@ class Case:
         options = shlex.split(first.split(":", 1)[1]) if first.startswith("# golden:") else []
         select: tuple[str, ...] = (self.code,)
         unsafe = all_paths = False
-        dtype = "same"
+        dtype = "float64"
         i = 0
         while i < len(options):
             option = options[i]

@@ -34,7 +34,7 @@ TRAIN = textwrap.dedent("""\
         return total
     """)
 FIXED = TRAIN.replace("total += loss.item()\n",
-                      "total += loss.detach().float()\n    total = float(total)\n")
+                      "total += loss.detach().double()\n    total = float(total)\n")
 UNSAFE_ONLY = textwrap.dedent("""\
     import torch
 
@@ -118,7 +118,7 @@ def test_diff_writes_nothing_and_exits_1(project: Path) -> None:
     assert path.read_text() == TRAIN
     assert "--- train.py\n+++ train.py\n" in result.output
     assert ("-        total += loss.item()\n"
-            "+        total += loss.detach().float()\n") in result.output
+            "+        total += loss.detach().double()\n") in result.output
 
 
 def test_diff_of_clean_file_exits_0(project: Path) -> None:

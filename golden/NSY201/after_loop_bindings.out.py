@@ -10,7 +10,7 @@ def test(model, device, test_loader):
         for data, target in test_loader:
             data, target = data.to(device), target.to(device)
             output = model(data)
-            test_loss += F.nll_loss(output, target, reduction="sum").detach().float()
+            test_loss += F.nll_loss(output, target, reduction="sum").detach().double()
             pred = output.argmax(dim=1, keepdim=True)
             correct += pred.eq(target.view_as(pred)).sum().detach()
             seen += len(target)

@@ -4,7 +4,7 @@ import torch
 def sum_losses(losses: list[torch.Tensor]) -> float:
     acc = 0.0
     for loss in losses:
-        acc = acc + loss.detach().float()
+        acc = acc + loss.detach().double()
     acc = float(acc)
     return acc
 
@@ -13,6 +13,6 @@ def sum_scaled(batches):
     acc = 0.0
     for t in batches:
         t = torch.as_tensor(t)
-        acc = 2 * t.mean().detach().float() + acc
+        acc = 2 * t.mean().detach().double() + acc
     acc = float(acc)
     return acc

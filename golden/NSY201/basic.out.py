@@ -9,6 +9,6 @@ def train_epoch(model, loader, optimizer):
         loss = F.cross_entropy(model(inputs), targets)
         loss.backward()
         optimizer.step()
-        total_loss += loss.detach().float()
+        total_loss += loss.detach().double()
     total_loss = float(total_loss)
     return total_loss / len(loader)

@@ -8,7 +8,7 @@ def to_json(model, loader):
     total = 0.0
     steps = 0
     for x, y in loader:
-        total += F.mse_loss(model(x), y).detach().float()
+        total += F.mse_loss(model(x), y).detach().double()
         steps += 1
     total = float(total)
     return json.dumps({"loss": total, "steps": steps})
@@ -17,7 +17,7 @@ def to_json(model, loader):
 def into_containers(model, loader, history):
     total = 0.0
     for x, y in loader:
-        total += F.mse_loss(model(x), y).detach().float()
+        total += F.mse_loss(model(x), y).detach().double()
     total = float(total)
     history.append(total)
     summary = {"loss": total}
@@ -35,6 +35,6 @@ def lazily(model, loader):
 def returned(model, loader):
     total: float = 0.0
     for x, y in loader:
-        total += F.mse_loss(model(x), y).detach().float()
+        total += F.mse_loss(model(x), y).detach().double()
     total = float(total)
     return total

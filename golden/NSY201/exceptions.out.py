@@ -28,7 +28,7 @@ def handled_inside(model, loader):
             loss = F.cross_entropy(model(x), y)
         except RuntimeError:
             continue
-        total += loss.detach().float()
+        total += loss.detach().double()
     total = float(total)
     return total
 
@@ -37,7 +37,7 @@ def reraised(model, loader):
     total = 0.0
     try:
         for x, y in loader:
-            total += F.cross_entropy(model(x), y).detach().float()
+            total += F.cross_entropy(model(x), y).detach().double()
         total = float(total)
     finally:
         model.train()

@@ -17,6 +17,6 @@ def stats_rebinding(batches):
         mask = torch.as_tensor(mask, dtype=torch.bool)
         loss = torch.as_tensor(loss, dtype=torch.float32)
         score = score + mask.sum().detach()
-        score = score + loss.mean().detach().float()
+        score = score + loss.mean().detach().double()
     score = score.item() if isinstance(score, torch.Tensor) else score
     return score

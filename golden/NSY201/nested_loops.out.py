@@ -13,7 +13,7 @@ def fit(model, loader, optimizer, epochs, log_path):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            epoch_loss += loss.detach().float() * x.size(0)
+            epoch_loss += loss.detach().double() * x.size(0)
         epoch_loss = float(epoch_loss)
         history.append({"epoch": epoch, "loss": epoch_loss / len(loader.dataset)})
     with open(log_path, "w") as handle:

@@ -15,7 +15,7 @@ def train(net, trainloader, optimizer, epochs):
             optimizer.step()
 
             # print statistics
-            running_loss += loss.detach().float()
+            running_loss += loss.detach().double()
             if i % 2000 == 1999:  # every 2000 mini-batches
                 running_loss = float(running_loss)
                 print(f"[{epoch + 1}, {i + 1:5d}] loss: {running_loss / 2000:.3f}")

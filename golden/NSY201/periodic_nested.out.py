@@ -9,7 +9,7 @@ def train(model, loader, optimizer, log_every, writer):
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         optimizer.step()
-        running += loss.detach().float()
+        running += loss.detach().double()
         if step % log_every == 0:
             running = running.item() if isinstance(running, torch.Tensor) else running
             writer.add_scalar("loss", running / log_every, step)

@@ -8,6 +8,6 @@ def train(model, loader, optimizer, scheduler):
         out = model(**batch)
         out.loss.backward()
         optimizer.step()
-        total += out.loss.detach().float()
+        total += out.loss.detach().double()
     total = float(total)
     return {"train_loss": total}

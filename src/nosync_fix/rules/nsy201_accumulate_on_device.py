@@ -81,7 +81,7 @@ class AccumulateOnDevice(Rule):
     total = 0.0
     for step in range(4):
         loss = torch.tensor(0.25) * step
-        total += loss.detach().float()
+        total += loss.detach().double()
     total = float(total)
     print(f"{total:.2f}")
     ```
@@ -99,23 +99,24 @@ class AccumulateOnDevice(Rule):
     inside a nested function, or after an `except` that could stop the loop
     midway (the conversion after the loop would not run).
 
-    Precision: Python adds floats in float64. A float accumulator is summed on
-    the device in float32: each read is cast with `.float()`, so float16 and
-    bfloat16 values are widened (summing them in their own dtype would stall or
-    overflow over a long loop) and a float64 tensor is narrowed. Over thousands
-    of steps the float32 sum can differ from Python's in the seventh
-    significant digit, and integer counts summed into a float are exact up to
-    2**24. Set `accumulate-dtype = "float64"` in `[tool.nosync-fix]` to sum
-    floats in float64 on the device instead (`.double()`; Apple MPS has no
-    float64). Integer reads are summed in int64 (`.long()` unless the tensor is
-    already int64, as counts of booleans are): exact, like Python.
+    Precision: Python adds floats in float64, and so does the fix: each float
+    read is cast with `.double()` (exact for float32, float16 and bfloat16
+    values) and the sum is kept in float64, so every addition rounds exactly
+    as Python's did and the result is the same to the last bit. Apple MPS has
+    no float64: there, set `accumulate-dtype = "float32"` in
+    `[tool.nosync-fix]`, which sums in float32 (`.float()`) and makes the fix
+    unsafe: over thousands of steps the float32 sum can differ from Python's
+    in the seventh significant digit, and integer counts summed into a float
+    are exact only up to 2**24. Integer reads are summed in int64 (`.long()`
+    unless the tensor is already int64, as counts of booleans are): exact,
+    like Python.
 
     Safe when the read is certainly of a tensor, and unsafe when the receiver
     is only likely to be one, or when the accumulator starts as an int and the
     tensor's dtype is unknown: it is then summed in that dtype, which loses
     precision for float16 and wraps around for small integer types (start at
     `0.0` to get the safe fix). Complex tensors are not supported by the
-    float32 cast.
+    float cast.
 
     Meters (`meter.update(loss.item(), n)`, the AverageMeter pattern) get an
     unsafe fix only: the read becomes `.detach()`, so the meter sums on the
@@ -316,10 +317,14 @@ class AccumulateOnDevice(Rule):
         if dtype_unknown:
             message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
                         "is unknown, so it is summed in that dtype)")
-        rewrite = Rewrite(message)
-        if dtype_unknown or not all(r.certain for r in reads):
-            rewrite = rewrite.unsafe()
         float64 = self.context.settings.accumulate_dtype == "float64"
+        narrowed = not float64 and any(self._sums_in_float(r, float_sum) for r in reads)
+        if narrowed and not dtype_unknown:
+            message += (" (unsafe: floats are summed in float32, as configured, where Python "
+                        "adds in float64: the last digits may differ)")
+        rewrite = Rewrite(message)
+        if dtype_unknown or narrowed or not all(r.certain for r in reads):
+            rewrite = rewrite.unsafe()
         for read in reads:
             rewrite = rewrite.replace(read.node, self._device_read(read, float_sum, float64))
         kind = python_number_type(literal_types, increment_types)  # type: ignore[arg-type]
@@ -350,11 +355,15 @@ class AccumulateOnDevice(Rule):
         """The tensor that replaces a read: detached, in the dtype the sum is kept in."""
         tensor = detached(read.tensor)
         kind = self._read_type(read)
-        if kind == "float" or (kind is None and float_sum):
+        if self._sums_in_float(read, float_sum):
             return method_call(tensor, "double" if float64 else "float")
         if kind == "int":
             return tensor if is_int64(self.analysis, read.tensor) else method_call(tensor, "long")
         return tensor
+
+    def _sums_in_float(self, read: HostRead, float_sum: bool) -> bool:
+        kind = self._read_type(read)
+        return kind == "float" or (kind is None and float_sum)
 
     def _increment_type(self, expr: cst.BaseExpression) -> str | None:
         """"float", "int", None (unknown) or "power" (an integer power) for what is added."""
