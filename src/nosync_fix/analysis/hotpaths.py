@@ -7,8 +7,9 @@ hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
 ``__iter__`` of Dataset and Sampler classes and collate functions (host-side
-loader code); test functions (``test_*``, but not ``test_step``); module-level code outside loops; code guarded by
-``torch.compiler.is_compiling()`` (already deliberate about compiling).
+loader code); test functions (``test_*``, but not ``test_step``); module-level
+code outside loops; code guarded by ``torch.compiler.is_compiling()`` (already
+deliberate about compiling).
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from .base import COMPREHENSIONS, Metadata, positional_args
 from .tensors import TensorFacts
 
 _COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_SCRIPT = frozenset({
+    "torch.jit.script", "torch.jit.script_if_tracing", "torch.jit.script_method",
+    "torch.jit._script.script", "torch.jit._script.script_method",
+})
 _IS_COMPILING = frozenset({
     "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.jit.is_scripting",
     "torch.jit.is_tracing", "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling",
@@ -56,6 +61,22 @@ class HotPaths:
         """The enclosing function that is decorated with or passed to ``torch.compile``."""
         for ancestor in self.md.ancestors(node):
             if isinstance(ancestor, cst.FunctionDef) and id(ancestor) in self._compiled:
+                return ancestor
+        return None
+
+    def scripted_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The enclosing function that TorchScript compiles (``@torch.jit.script``,
+        ``@torch.jit.script_if_tracing``, ``@torch.jit.script_method``), if any.
+
+        TorchScript accepts a subset of Python: a rewrite that is fine for eager mode
+        and torch.compile (``if __debug__:``, a runtime import) may not compile there.
+        """
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef) and any(
+                self.md.qualified_names(d.decorator.func if isinstance(d.decorator, cst.Call)
+                                        else d.decorator) & _SCRIPT
+                for d in ancestor.decorators
+            ):
                 return ancestor
         return None
 

@@ -93,7 +93,15 @@ class Rule(cst.BatchableCSTVisitor):
         self.reports: list[Report] = []
 
     def report(self, node: cst.CSTNode, message: str, rewrite: Rewrite | None = None) -> None:
-        """Record a finding at ``node``; ``rewrite`` is the fix, if the rule has one."""
+        """Record a finding at ``node``; ``rewrite`` is the fix, if the rule has one.
+
+        No rule fixes code that TorchScript compiles: the rewrites target eager mode and
+        torch.compile, and TorchScript rejects some of them (``if __debug__:``).
+        """
+        if rewrite is not None and self.analysis.hot.scripted_function(node) is not None:
+            message += (" (no automatic fix: the function is compiled by TorchScript, which "
+                        "may not accept the rewrite)")
+            rewrite = None
         self.reports.append(Report(type(self), node, message, rewrite))
 
     # -- documentation -----------------------------------------------------------------------
