@@ -41,8 +41,9 @@ WHERE, COND, CONTROL = "NSY101", "NSY102", "NSY103"
 
 _COST = "a sync, and a graph break under torch.compile"
 _COND_WARNING = ("it removes the graph break, but Inductor still reads the predicate on the host "
-                 "(one sync per call), and both branches must return the same structure, "
-                 "shapes and dtypes")
+                 "(one sync per call), both branches must return the same structure, "
+                 "shapes and dtypes, and the result is differentiable through both: a constant "
+                 "branch now requires grad when the other's inputs do")
 
 #: Calls that keep shape and dtype and cannot produce inf/NaN or raise: what a value may
 #: use for a where to be safe. The value is the dtype family the claim needs, if any.

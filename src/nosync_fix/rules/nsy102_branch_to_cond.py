@@ -77,6 +77,14 @@ class BranchToCond(Rule):
     message names them). Dropping `.item()` from the predicate has the same edges as in
     NSY101 (thresholds rounded to the tensor's dtype).
 
+    Autograd: the output of `torch.cond` is differentiable with respect to the operands
+    of both branches. Where one branch returns a constant (`return torch.tensor(0.0)`,
+    a zero loss when every label is ignored) and the other depends on inputs that
+    require grad, the original returned a tensor without `requires_grad` on that path,
+    and `backward()` on it raised; the rewrite returns one that requires grad and sends
+    zero gradients back, so `backward()` succeeds and parameters get zero gradients
+    (an optimizer with weight decay or momentum then updates them).
+
     There is no fix for `elif` chains, for branches that return different numbers of
     values or non-tensors, or that assign names used afterwards that are not tensors or are
     not bound on every path.
