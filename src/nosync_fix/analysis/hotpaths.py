@@ -7,8 +7,9 @@ hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
 ``__iter__`` of Dataset and Sampler classes and collate functions (host-side
-loader code); test functions (``test_*``, but not ``test_step``); module-level code outside loops; code guarded by
-``torch.compiler.is_compiling()`` (already deliberate about compiling).
+loader code); test functions (``test_*``, but not ``test_step``); module-level
+code outside loops; code guarded by ``torch.compiler.is_compiling()`` (already
+deliberate about compiling).
 """
 
 from __future__ import annotations
