@@ -5,11 +5,14 @@
   (for the dotted names it is asked about);
 * ``Metadata.position`` (one top-level statement at a time) equals
   ``PositionProvider`` on the whole module;
-* ``line_opcodes`` is a valid edit script, like difflib's.
+* ``line_opcodes`` is a valid edit script, like difflib's;
+* the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
+  the same nodes and in the same order.
 """
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import libcst as cst
@@ -18,8 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from nosync_fix.analysis import ModuleAnalysis
 from nosync_fix.analysis.base import Metadata, dotted_name
-from nosync_fix.engine import line_opcodes
+from nosync_fix.config import Settings
+from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
+from nosync_fix.rules import RuleContext, all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(list((ROOT / "golden").rglob("*.py"))
@@ -127,3 +133,48 @@ def test_line_opcodes_keep_unchanged_lines_equal() -> None:
     ops = line_opcodes(a, b)
     assert [op[0] for op in ops] == ["equal", "replace", "equal"]
     assert ops[1] == ("replace", 1000, 1000, 1000, 1001)
+
+
+def test_rule_methods_are_those_libcst_gathers() -> None:
+    module = cst.parse_module("x = 1\n")
+    context = RuleContext(ModuleAnalysis(cst.MetadataWrapper(module)), Settings())
+    for rule in all_rules():
+        names, field_hooks = _visitor_methods(rule)
+        assert names == tuple(sorted(rule(context).get_visitors())), rule.code
+        assert not field_hooks and not rule.METADATA_DEPENDENCIES, rule.code
+
+
+@pytest.mark.parametrize("name, source", SOURCES[::3], ids=[n for n, _ in SOURCES[::3]])
+def test_engine_visit_batched_makes_libcst_calls(name: str, source: str) -> None:
+    """Each rule method is called on the same nodes in the same order (recorded
+    around the real methods, so the analysis sees the same questions too)."""
+
+    def run(ours: bool) -> list[tuple[str, str, int]]:
+        module = cst.parse_module(source)
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        context = RuleContext(ModuleAnalysis(wrapper), Settings())
+        calls: list[tuple[str, str, int]] = []
+        order = {id(n): i for i, n in enumerate(_subtree(module))}
+        rules = [rule(context) for rule in all_rules()]
+        def recorder(rule: object, method: str) -> types.MethodType:
+            real = getattr(rule, method)
+
+            def record(self: object, node: cst.CSTNode) -> None:
+                calls.append((type(rule).code, method, order[id(node)]))  # type: ignore
+                real(node)
+            record.__name__ = method  # LibCST gathers bound methods by name
+            return types.MethodType(record, rule)
+
+        for rule in rules:
+            for method in _visitor_methods(type(rule))[0]:
+                setattr(rule, method, recorder(rule, method))
+        if ours:
+            visit_batched(wrapper, rules)
+        else:
+            wrapper.visit_batched(rules)
+        return calls
+
+    ours, libcsts = run(True), run(False)
+    assert ours == libcsts
+    assert ours or "(" not in source  # a call or more: some rule visits it
+

@@ -255,3 +255,10 @@ class _TreeIndex(cst.CSTVisitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._stack.pop()
+
+    # No field hooks: LibCST's look up ``visit_<Node>_<field>`` by name at every field.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
