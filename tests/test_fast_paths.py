@@ -6,6 +6,8 @@
 * ``Metadata.position`` (one top-level statement at a time) equals
   ``PositionProvider`` on the whole module;
 * ``line_opcodes`` is a valid edit script, like difflib's;
+* ``Metadata.scopes`` (resolved without LibCST's outer batched walk) describes the
+  same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
 * the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
   the same nodes and in the same order.
 """
@@ -19,10 +21,16 @@ import libcst as cst
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    ExpressionContextProvider,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 from nosync_fix.analysis import ModuleAnalysis
-from nosync_fix.analysis.base import Metadata, dotted_name
+from nosync_fix.analysis.base import Metadata, dotted_name, resolve_alone
 from nosync_fix.config import Settings
 from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
 from nosync_fix.rules import RuleContext, all_rules
@@ -178,3 +186,51 @@ def test_engine_visit_batched_makes_libcst_calls(name: str, source: str) -> None
     assert ours == libcsts
     assert ours or "(" not in source  # a call or more: some rule visits it
 
+
+def test_scope_providers_work_in_visit_module_alone() -> None:
+    """What ``resolve_alone`` relies on: no other visit or leave method."""
+    for provider in (ScopeProvider, ExpressionContextProvider):
+        own = {name for klass in provider.__mro__ if klass.__module__.startswith(
+            "libcst.metadata") for name, value in vars(klass).items()
+            if name.startswith(("visit_", "leave_")) and callable(value)}
+        assert own == {"visit_Module"}, provider
+
+
+def _scope_summary(scopes, module: cst.Module) -> tuple[dict[int, object],
+                                                       dict[object, object]]:
+    """Which scope each node is in, and each scope's assignments and accesses, by node.
+
+    Nodes outside the module (LibCST parses string annotations into new ones on
+    each run) are counted, not named."""
+    known = {id(n) for n in _subtree(module)}
+
+    def ident(node: object) -> object:
+        return id(node) if id(node) in known else type(node).__name__
+
+    def key(scope) -> object:
+        return (type(scope).__name__, scope._name_prefix, ident(getattr(scope, "node", None)))
+
+    where: dict[object, object] = {}
+    described: dict[object, object] = {}
+    for node, scope in scopes.items():
+        if id(node) not in known:
+            where[type(node).__name__] = where.get(type(node).__name__, 0) + 1  # type: ignore
+            continue
+        where[id(node)] = None if scope is None else key(scope)
+        if scope is not None and key(scope) not in described:
+            described[key(scope)] = (
+                sorted((a.name, type(a).__name__, str(ident(getattr(a, "node", None))))
+                       for a in scope.assignments),
+                sorted((str(ident(a.node)), sorted(str(ident(getattr(r, "node", None)))
+                                                   for r in a.referents))
+                       for a in scope.accesses))
+    return where, described
+
+
+@pytest.mark.parametrize("name, source", SOURCES[::2], ids=[n for n, _ in SOURCES[::2]])
+def test_scopes_resolved_alone_equal_libcst(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    ours = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True), ScopeProvider)
+    theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    assert _scope_summary(ours, module) == _scope_summary(theirs, module)
+    assert len(ours) == len(theirs)

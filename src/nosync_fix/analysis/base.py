@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import (
+    BatchableMetadataProvider,
     CodeRange,
     ParentNodeProvider,
     PositionProvider,
@@ -18,6 +20,7 @@ from libcst.metadata import (
 from libcst.metadata.scope_provider import Access, Scope
 
 _N = TypeVar("_N", bound=cst.CSTNode)
+_T = TypeVar("_T")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 #: The LibCST providers behind :class:`Metadata` (which resolves them lazily, and
@@ -53,7 +56,7 @@ class Metadata:
 
     @functools.cached_property
     def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
-        return self.wrapper.resolve(ScopeProvider)
+        return resolve_alone(self.wrapper, ScopeProvider)
 
     @functools.cached_property
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
@@ -186,6 +189,31 @@ class Metadata:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+
+def resolve_alone(wrapper: cst.MetadataWrapper,
+                  provider: type[BatchableMetadataProvider[_T]]) -> Mapping[cst.CSTNode, _T]:
+    """``wrapper.resolve(provider)`` for a provider that does all its work in
+    ``visit_Module`` (``ScopeProvider`` and ``ExpressionContextProvider``), and its
+    dependencies, without LibCST's batched traversal around each.
+
+    LibCST resolves a batchable provider by a batched traversal of the whole tree
+    that calls the provider's ``visit_Module``; both of these providers walk the
+    tree again inside it, with their own visitor, and have no other method, so the
+    outer traversal does nothing but cost a walk of every node (two per scope
+    resolution). The result is stored where ``wrapper.resolve`` keeps it.
+    """
+    resolved = wrapper._metadata  # noqa: SLF001 (LibCST keeps no public setter)
+    if provider in resolved:
+        return resolved[provider]  # type: ignore[return-value]
+    for dependency in provider.METADATA_DEPENDENCIES:
+        resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
+    instance = provider()
+    with instance.resolve(wrapper):
+        instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
+    result = MappingProxyType(dict(instance._computed))  # noqa: SLF001
+    resolved[provider] = result
+    return result  # type: ignore[return-value]
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
