@@ -8,6 +8,7 @@
 * ``line_opcodes`` is a valid edit script, like difflib's;
 * ``Metadata.scopes`` (resolved without LibCST's outer batched walk) describes the
   same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
+* ``walk`` yields the nodes, with their parents, in the order of a LibCST visitor;
 * the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
   the same nodes and in the same order.
 """
@@ -30,7 +31,7 @@ from libcst.metadata import (
 )
 
 from nosync_fix.analysis import ModuleAnalysis
-from nosync_fix.analysis.base import Metadata, dotted_name, resolve_alone
+from nosync_fix.analysis.base import Metadata, dotted_name, resolve_alone, walk
 from nosync_fix.config import Settings
 from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
 from nosync_fix.rules import RuleContext, all_rules
@@ -234,3 +235,26 @@ def test_scopes_resolved_alone_equal_libcst(name: str, source: str) -> None:
     theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     assert _scope_summary(ours, module) == _scope_summary(theirs, module)
     assert len(ours) == len(theirs)
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[int, int | None]] = []
+        self.stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.seen.append((id(node), id(self.stack[-1]) if self.stack else None))
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_walk_visits_in_libcst_order(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    order = _Order()
+    module.visit(order)
+    assert [(id(n), None if p is None else id(p)) for n, p in walk(module)] == order.seen

@@ -42,7 +42,7 @@ import libcst as cst
 
 from . import prefilter
 from .analysis import ModuleAnalysis
-from .analysis.base import Metadata
+from .analysis.base import Metadata, walk
 from .config import Settings
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
 from .noqa import Suppressions, parse_suppressions
@@ -353,11 +353,12 @@ def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule]) -> None:
     LibCST gathers each visitor's methods with ``inspect.getmembers``, which reads
     every attribute of the instance (properties included): 19 ms per file for the
     twenty-one rules, more than parsing a small file. It also asks every visitor
-    for ``visit_<Node>_<attribute>`` methods at each field of each node. Here the
-    methods are listed once per rule class, and the field hooks are skipped when
-    no rule has one. The calls made, and their order, are the same; a rule that
-    declares metadata dependencies or field hooks goes through LibCST's own
-    ``visit_batched``.
+    for ``visit_<Node>_<attribute>`` methods at each field of each node, and
+    rebuilds every node it leaves. Here the methods are listed once per rule
+    class, and the tree is read by :func:`~nosync_fix.analysis.base.walk` (field
+    hooks skipped: no rule has one). The calls made, and their order, are the
+    same; a rule that declares metadata dependencies or field hooks goes through
+    LibCST's own ``visit_batched``.
     """
     if any(rule.METADATA_DEPENDENCIES or _visitor_methods(type(rule))[1] for rule in rules):
         wrapper.visit_batched(rules)
@@ -368,7 +369,22 @@ def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule]) -> None:
         for name in _visitor_methods(type(rule))[0]:
             table = visits if name.startswith("visit_") else leaves
             table.setdefault(name.partition("_")[2], []).append(getattr(rule, name))
-    wrapper.module.visit(_Dispatcher(visits, leaves))
+    if leaves:
+        wrapper.module.visit(_Dispatcher(visits, leaves))
+        return
+    # No leave methods (none of the rules has one): a plain walk in LibCST's order.
+    by_type: dict[type, list[Callable[[cst.CSTNode], None]] | None] = {}
+    for node, _ in walk(wrapper.module):
+        kind = type(node)
+        methods = by_type.get(kind, _UNSEEN)
+        if methods is _UNSEEN:
+            methods = by_type[kind] = visits.get(kind.__name__)
+        if methods is not None:
+            for method in methods:  # type: ignore[union-attr]
+                method(node)
+
+
+_UNSEEN: list[Callable[[cst.CSTNode], None]] = []
 
 
 @functools.cache

@@ -69,7 +69,14 @@ class Metadata:
     @functools.cached_property
     def _tree_index(self) -> _TreeIndex:
         index = _TreeIndex()
-        self.module.visit(index)
+        parents = index.parents
+        found = index.nodes
+        for node, parent in walk(self.module):
+            if parent is not None:
+                parents[node] = parent
+            listed = found.get(type(node))
+            if listed is not None:
+                listed.append(node)
         return index
 
     # -- tree navigation -------------------------------------------------------------------
@@ -259,34 +266,81 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-class _TreeIndex(cst.CSTVisitor):
-    """One pass that records every node's parent and lists the :data:`INDEXED` nodes.
-
-    The parents are exactly ``ParentNodeProvider``'s (a test checks it), which
-    asks every node for its ``children`` and so walks each node's fields twice.
+class _TreeIndex:
+    """Every node's parent and the :data:`INDEXED` nodes in source order, from one
+    :func:`walk`. The parents are exactly ``ParentNodeProvider``'s (a test checks it),
+    which asks every node for its ``children`` and so walks each node's fields twice.
     """
 
     def __init__(self) -> None:
-        super().__init__()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.nodes: dict[type, list[cst.CSTNode]] = {kind: [] for kind in INDEXED}
-        self._stack: list[cst.CSTNode] = []
+
+
+def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """Every node under ``root`` (itself first) with its parent, in the order a LibCST
+    visitor visits them (a test checks it on every corpus file).
+
+    A LibCST visitor rebuilds every node it leaves (``_visit_and_replace_children``
+    makes a new one, validated, even when nothing changed) and looks up methods by
+    name at each node and field: most of the cost of a walk. Here each node's
+    children are read from its fields, in the order LibCST visits them (recorded
+    once per node type, from LibCST itself).
+    """
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(root, None)]
+    pop, push = stack.pop, stack.append
+    fields_of = _FIELDS.get
+    while stack:
+        node, parent = pop()
+        yield node, parent
+        fields = fields_of(type(node))
+        if fields is None:
+            fields = _child_fields(node)
+        children: list[cst.CSTNode] = []
+        for field in fields:
+            value = getattr(node, field)
+            if isinstance(value, cst.CSTNode):
+                children.append(value)
+            elif type(value) is tuple or type(value) is list:
+                children.extend(v for v in value if isinstance(v, cst.CSTNode))
+        for child in reversed(children):
+            push((child, node))
+
+
+#: The fields of each node type that hold children, in the order LibCST visits them.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields LibCST's ``_visit_and_replace_children`` visits, in its order, which
+    depends on the type alone; except that the ``format_spec`` of an f-string's
+    expression is visited (last) only when there is one."""
+    recorder = _FieldOrder(node)
+    node.visit(recorder)
+    fields = tuple(dict.fromkeys(recorder.fields))
+    if "format_spec" in getattr(type(node), "__dataclass_fields__", ()) and (
+        "format_spec" not in fields
+    ):
+        fields += ("format_spec",)
+    _FIELDS[type(node)] = fields
+    return fields
+
+
+class _FieldOrder(cst.CSTVisitor):
+    def __init__(self, root: cst.CSTNode) -> None:
+        super().__init__()
+        self.root = root
+        self.fields: list[str] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        found = self.nodes.get(type(node))
-        if found is not None:
-            found.append(node)
-        return True
+        return node is self.root
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
-
-    # No field hooks: LibCST's look up ``visit_<Node>_<field>`` by name at every field.
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         pass
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if node is self.root:
+            self.fields.append(attribute)
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         pass
