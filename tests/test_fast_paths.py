@@ -6,7 +6,8 @@
 * ``Metadata.position`` (one top-level statement at a time) equals
   ``PositionProvider`` on the whole module;
 * ``line_opcodes`` is a valid edit script, like difflib's;
-* ``Metadata.scopes`` (resolved without LibCST's outer batched walk) describes the
+* ``Metadata.scopes`` (resolved without LibCST's outer batched walk, by visitors
+  whose method look-ups are cached) describes the
   same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
 * ``walk`` yields the nodes, with their parents, in the order of a LibCST visitor;
 * the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import inspect
 import types
 from pathlib import Path
 
@@ -189,12 +191,20 @@ def test_engine_visit_batched_makes_libcst_calls(name: str, source: str) -> None
 
 
 def test_scope_providers_work_in_visit_module_alone() -> None:
-    """What ``resolve_alone`` relies on: no other visit or leave method."""
+    """What ``resolve_alone`` relies on: no other visit or leave method, and a
+    ``visit_Module`` that does what it does in their place."""
     for provider in (ScopeProvider, ExpressionContextProvider):
         own = {name for klass in provider.__mro__ if klass.__module__.startswith(
             "libcst.metadata") for name, value in vars(klass).items()
             if name.startswith(("visit_", "leave_")) and callable(value)}
         assert own == {"visit_Module"}, provider
+    body = [line.strip() for line in inspect.getsource(ScopeProvider.visit_Module)
+            .splitlines()[1:] if line.strip()]
+    assert body == ["visitor = ScopeVisitor(self)", "node.visit(visitor)",
+                    "visitor.infer_accesses()"]
+    body = [line.strip() for line in inspect.getsource(ExpressionContextProvider.visit_Module)
+            .splitlines()[1:] if line.strip()]
+    assert body == ["node.visit(ExpressionContextVisitor(self, ExpressionContext.LOAD))"]
 
 
 def _scope_summary(scopes, module: cst.Module) -> tuple[dict[int, object],
@@ -235,6 +245,10 @@ def test_scopes_resolved_alone_equal_libcst(name: str, source: str) -> None:
     theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     assert _scope_summary(ours, module) == _scope_summary(theirs, module)
     assert len(ours) == len(theirs)
+    contexts = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True),
+                             ExpressionContextProvider)
+    assert dict(contexts) == dict(
+        cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider))
 
 
 class _Order(cst.CSTVisitor):

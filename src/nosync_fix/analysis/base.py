@@ -12,12 +12,15 @@ import libcst as cst
 from libcst.metadata import (
     BatchableMetadataProvider,
     CodeRange,
+    ExpressionContext,
+    ExpressionContextProvider,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
-from libcst.metadata.scope_provider import Access, Scope
+from libcst.metadata.expression_context_provider import ExpressionContextVisitor
+from libcst.metadata.scope_provider import Access, Scope, ScopeVisitor
 
 _N = TypeVar("_N", bound=cst.CSTNode)
 _T = TypeVar("_T")
@@ -217,10 +220,72 @@ def resolve_alone(wrapper: cst.MetadataWrapper,
         resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
     instance = provider()
     with instance.resolve(wrapper):
-        instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
+        # What their visit_Module does (a test checks it), with the visitor's look-ups
+        # of its methods by name cached (_FastDispatch).
+        if provider is ScopeProvider:
+            visitor = _ScopeVisitor(instance)  # type: ignore[arg-type]
+            wrapper.module.visit(visitor)
+            visitor.infer_accesses()
+        elif provider is ExpressionContextProvider:
+            wrapper.module.visit(_ExpressionContextVisitor(
+                instance, ExpressionContext.LOAD))  # type: ignore[arg-type]
+        else:
+            instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
     result = MappingProxyType(dict(instance._computed))  # noqa: SLF001
     resolved[provider] = result
     return result  # type: ignore[return-value]
+
+
+class _FastDispatch(cst.CSTVisitor):
+    """``CSTVisitor``'s dispatch to ``visit_<Node>``, ``leave_<Node>`` and the field hooks,
+    with each look-up made once per visitor class and node type instead of formatting
+    the name and calling ``getattr`` at every node and field. Same calls, same order
+    (LibCST's empty stubs are skipped: they do nothing)."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        method = _method(type(self), "visit_", type(node), None)
+        if method is None:
+            return True
+        return method(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        method = _method(type(self), "leave_", type(original_node), None)
+        if method is not None:
+            method(self, original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        method = _method(type(self), "visit_", type(node), attribute)
+        if method is not None:
+            method(self, node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        method = _method(type(self), "leave_", type(original_node), attribute)
+        if method is not None:
+            method(self, original_node)
+
+
+_METHODS: dict[tuple[type, str, type, str | None], object] = {}
+
+
+def _method(visitor: type, prefix: str, node: type, attribute: str | None):  # type: ignore
+    key = (visitor, prefix, node, attribute)
+    try:
+        return _METHODS[key]
+    except KeyError:
+        name = f"{prefix}{node.__name__}" + (f"_{attribute}" if attribute is not None else "")
+        found = getattr(visitor, name, None)
+        if found is not None and getattr(found, "_is_no_op", False):
+            found = None
+        _METHODS[key] = found
+        return found
+
+
+class _ScopeVisitor(ScopeVisitor, _FastDispatch):
+    pass
+
+
+class _ExpressionContextVisitor(ExpressionContextVisitor, _FastDispatch):
+    pass
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
