@@ -355,6 +355,7 @@ def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
     stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(root, None)]
     pop, push = stack.pop, stack.append
     fields_of = _FIELDS.get
+    is_node_type = _NODE_TYPES.get
     while stack:
         node, parent = pop()
         yield node, parent
@@ -364,12 +365,31 @@ def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
         children: list[cst.CSTNode] = []
         for field in fields:
             value = getattr(node, field)
-            if isinstance(value, cst.CSTNode):
+            kind = type(value)
+            if kind is tuple or kind is list:
+                for item in value:
+                    is_node = is_node_type(type(item))
+                    if is_node is None:
+                        is_node = _is_node_type(type(item))
+                    if is_node:
+                        children.append(item)
+                continue
+            is_node = is_node_type(kind)
+            if is_node is None:
+                is_node = _is_node_type(kind)
+            if is_node:
                 children.append(value)
-            elif type(value) is tuple or type(value) is list:
-                children.extend(v for v in value if isinstance(v, cst.CSTNode))
         for child in reversed(children):
             push((child, node))
+
+
+#: Whether a type is a node type (``isinstance`` on LibCST's abstract base is slow).
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node_type(kind: type) -> bool:
+    _NODE_TYPES[kind] = found = issubclass(kind, cst.CSTNode)
+    return found
 
 
 #: The fields of each node type that hold children, in the order LibCST visits them.
