@@ -9,7 +9,8 @@
 * ``Metadata.scopes`` (resolved without LibCST's outer batched walk, by visitors
   whose method look-ups are cached) describes the
   same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
-* ``walk`` yields the nodes, with their parents, in the order of a LibCST visitor;
+* ``walk`` yields the nodes, with their parents, in the order of a LibCST visitor,
+  and ``visit`` makes a visitor's calls as ``node.visit`` does;
 * the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
   the same nodes and in the same order.
 """
@@ -33,7 +34,7 @@ from libcst.metadata import (
 )
 
 from nosync_fix.analysis import ModuleAnalysis
-from nosync_fix.analysis.base import Metadata, dotted_name, resolve_alone, walk
+from nosync_fix.analysis.base import Metadata, dotted_name, resolve_alone, visit, walk
 from nosync_fix.config import Settings
 from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
 from nosync_fix.rules import RuleContext, all_rules
@@ -272,3 +273,43 @@ def test_walk_visits_in_libcst_order(name: str, source: str) -> None:
     order = _Order()
     module.visit(order)
     assert [(id(n), None if p is None else id(p)) for n, p in walk(module)] == order.seen
+
+
+class _Events(cst.CSTVisitor):
+    """Records its calls; does not descend into lambdas and calls' arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.events.append(("lambda", id(node)))
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool | None:
+        self.events.append(("arg", id(node)))
+        return False if isinstance(node.value, cst.Call) else None
+
+    def leave_Name(self, original_node: cst.Name) -> None:
+        self.events.append(("leave name", id(original_node)))
+
+
+class _OwnOnVisit(_Events):
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", id(node)))
+        return not isinstance(node, cst.Subscript) and super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", id(original_node)))
+        super().on_leave(original_node)
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_visit_makes_libcst_calls(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    for kind in (_Events, _OwnOnVisit):
+        ours, theirs = kind(), kind()
+        visit(module, ours)
+        module.visit(theirs)
+        assert ours.events == theirs.events
+        assert ours.events

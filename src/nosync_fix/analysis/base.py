@@ -354,33 +354,90 @@ def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
     """
     stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(root, None)]
     pop, push = stack.pop, stack.append
-    fields_of = _FIELDS.get
-    is_node_type = _NODE_TYPES.get
     while stack:
         node, parent = pop()
         yield node, parent
-        fields = fields_of(type(node))
-        if fields is None:
-            fields = _child_fields(node)
-        children: list[cst.CSTNode] = []
-        for field in fields:
-            value = getattr(node, field)
-            kind = type(value)
-            if kind is tuple or kind is list:
-                for item in value:
-                    is_node = is_node_type(type(item))
-                    if is_node is None:
-                        is_node = _is_node_type(type(item))
-                    if is_node:
-                        children.append(item)
-                continue
-            is_node = is_node_type(kind)
-            if is_node is None:
-                is_node = _is_node_type(kind)
-            if is_node:
-                children.append(value)
-        for child in reversed(children):
+        for child in reversed(children(node)):
             push((child, node))
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of a node, in the order a LibCST visitor visits them."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _child_fields(node)
+    is_node_type = _NODE_TYPES.get
+    found: list[cst.CSTNode] = []
+    for field in fields:
+        value = getattr(node, field)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                is_node = is_node_type(type(item))
+                if is_node is None:
+                    is_node = _is_node_type(type(item))
+                if is_node:
+                    found.append(item)
+            continue
+        is_node = is_node_type(kind)
+        if is_node is None:
+            is_node = _is_node_type(kind)
+        if is_node:
+            found.append(value)
+    return found
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a ``CSTVisitor``: the same calls of ``on_visit``
+    (children skipped when it answers False) and ``on_leave``, in the same order,
+    without rebuilding every node (see :func:`walk`); LibCST's own name look-ups of
+    ``visit_<Node>``/``leave_<Node>`` are cached. A visitor with field hooks
+    (``visit_<Node>_<field>``, or its own ``on_visit_attribute``) goes through LibCST.
+    A test compares the calls with LibCST's on every corpus file."""
+    kind = type(visitor)
+    plain = _PLAIN_VISITORS.get(kind)
+    if plain is None:
+        plain = _PLAIN_VISITORS[kind] = _is_plain_visitor(kind)
+    if not plain[0]:
+        node.visit(visitor)
+        return
+    default_visit, default_leave = plain[1], plain[2]
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current, leaving = pop()
+        if leaving:
+            if default_leave:
+                method = _method(kind, "leave_", type(current), None)
+                if method is not None:
+                    method(visitor, current)
+            else:
+                visitor.on_leave(current)
+            continue
+        if default_visit:
+            method = _method(kind, "visit_", type(current), None)
+            descend = method is None or method(visitor, current) is not False
+        else:
+            descend = visitor.on_visit(current)
+        push((current, True))
+        if descend:
+            for child in reversed(children(current)):
+                push((child, False))
+
+
+_PLAIN_VISITORS: dict[type, tuple[bool, bool, bool]] = {}
+
+
+def _is_plain_visitor(kind: type) -> tuple[bool, bool, bool]:
+    """(no field hooks, LibCST's own on_visit, LibCST's own on_leave)."""
+    base = cst.CSTVisitor
+    hooks = (kind.on_visit_attribute is not base.on_visit_attribute
+             or kind.on_leave_attribute is not base.on_leave_attribute
+             or any("_" in name.partition("_")[2] for name in dir(kind)
+                    if name.startswith(("visit_", "leave_"))
+                    and not getattr(getattr(kind, name), "_is_no_op", False)))
+    return (not hooks and not issubclass(kind, cst.CSTTransformer),
+            kind.on_visit is base.on_visit, kind.on_leave is base.on_leave)
 
 
 #: Whether a type is a node type (``isinstance`` on LibCST's abstract base is slow).
