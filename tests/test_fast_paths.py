@@ -34,7 +34,14 @@ from libcst.metadata import (
 )
 
 from nosync_fix.analysis import ModuleAnalysis
-from nosync_fix.analysis.base import Metadata, dotted_name, resolve_alone, visit, walk
+from nosync_fix.analysis.base import (
+    _ORIGINAL_VISIT,
+    Metadata,
+    dotted_name,
+    resolve_alone,
+    visit,
+    walk,
+)
 from nosync_fix.config import Settings
 from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
 from nosync_fix.rules import RuleContext, all_rules
@@ -250,6 +257,7 @@ def test_scopes_resolved_alone_equal_libcst(name: str, source: str) -> None:
                              ExpressionContextProvider)
     assert dict(contexts) == dict(
         cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider))
+    assert cst.CSTNode.visit is _ORIGINAL_VISIT  # LibCST's walk is back
 
 
 class _Order(cst.CSTVisitor):
@@ -304,10 +312,26 @@ class _OwnOnVisit(_Events):
         super().on_leave(original_node)
 
 
+class _FieldHooks(_Events):
+    def visit_Call_args(self, node: cst.Call) -> None:
+        self.events.append(("args", id(node)))
+
+    def leave_ClassDef_bases(self, original_node: cst.ClassDef) -> None:
+        self.events.append(("bases", id(original_node)))
+
+
+class _OwnFieldHooks(_Events):
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.events.append((attribute, id(node)))
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        self.events.append(("/" + attribute, id(original_node)))
+
+
 @pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
 def test_visit_makes_libcst_calls(name: str, source: str) -> None:
     module = cst.parse_module(source)
-    for kind in (_Events, _OwnOnVisit):
+    for kind in (_Events, _OwnOnVisit, _FieldHooks, _OwnFieldHooks):
         ours, theirs = kind(), kind()
         visit(module, ours)
         module.visit(theirs)

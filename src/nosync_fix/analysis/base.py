@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Iterator, Mapping
@@ -219,7 +220,7 @@ def resolve_alone(wrapper: cst.MetadataWrapper,
     for dependency in provider.METADATA_DEPENDENCIES:
         resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
     instance = provider()
-    with instance.resolve(wrapper):
+    with instance.resolve(wrapper), _no_rebuilding():
         # What their visit_Module does (a test checks it), with the visitor's look-ups
         # of its methods by name cached (_FastDispatch).
         if provider is ScopeProvider:
@@ -389,24 +390,22 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a ``CSTVisitor``: the same calls of ``on_visit``
-    (children skipped when it answers False) and ``on_leave``, in the same order,
-    without rebuilding every node (see :func:`walk`); LibCST's own name look-ups of
-    ``visit_<Node>``/``leave_<Node>`` are cached. A visitor with field hooks
-    (``visit_<Node>_<field>``, or its own ``on_visit_attribute``) goes through LibCST.
-    A test compares the calls with LibCST's on every corpus file."""
+    (children skipped when it answers False), of the field hooks and of
+    ``on_leave``, in the same order, without rebuilding every node (see
+    :func:`walk`); LibCST's name look-ups of ``visit_<Node>``/``leave_<Node>`` are
+    cached, and its field hooks are skipped for a visitor that has none. A test
+    compares the calls with LibCST's on every corpus file."""
     kind = type(visitor)
     plain = _PLAIN_VISITORS.get(kind)
     if plain is None:
         plain = _PLAIN_VISITORS[kind] = _is_plain_visitor(kind)
-    if not plain[0]:
-        node.visit(visitor)
-        return
-    default_visit, default_leave = plain[1], plain[2]
-    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    hooks, default_visit, default_leave = plain
+    # (what, node, field): 0 visit, 1 leave, 2 visit a field, 3 leave a field
+    stack: list[tuple[int, cst.CSTNode, str | None]] = [(0, node, None)]
     pop, push = stack.pop, stack.append
     while stack:
-        current, leaving = pop()
-        if leaving:
+        what, current, field = pop()
+        if what == 1:
             if default_leave:
                 method = _method(kind, "leave_", type(current), None)
                 if method is not None:
@@ -414,30 +413,102 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             else:
                 visitor.on_leave(current)
             continue
+        if what == 2:
+            visitor.on_visit_attribute(current, field)  # type: ignore[arg-type]
+            continue
+        if what == 3:
+            visitor.on_leave_attribute(current, field)  # type: ignore[arg-type]
+            continue
         if default_visit:
             method = _method(kind, "visit_", type(current), None)
             descend = method is None or method(visitor, current) is not False
         else:
             descend = visitor.on_visit(current)
-        push((current, True))
-        if descend:
+        push((1, current, None))
+        if not descend:
+            continue
+        hooked = _hooked_fields(kind, type(current), current) if hooks else _NO_FIELDS
+        if not hooked:
             for child in reversed(children(current)):
-                push((child, False))
+                push((0, child, None))
+            continue
+        for name in reversed(_FIELDS[type(current)]):
+            value = getattr(current, name)
+            if name == "format_spec" and value is None:
+                continue  # LibCST does not visit a missing format_spec at all
+            push((3, current, name))
+            if type(value) is tuple or type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, cst.CSTNode):
+                        push((0, item, None))
+            elif isinstance(value, cst.CSTNode):
+                push((0, value, None))
+            push((2, current, name))
 
 
 _PLAIN_VISITORS: dict[type, tuple[bool, bool, bool]] = {}
+_NO_FIELDS: tuple[str, ...] = ()
+_HOOKED: dict[tuple[type, type], tuple[str, ...]] = {}
+
+
+def _hooked_fields(visitor: type, kind: type, node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields of ``kind`` whose hooks the visitor has (all of them, when it has
+    its own ``on_visit_attribute`` or ``on_leave_attribute``): a field hook that only
+    looks up a method the visitor does not have does nothing, and is skipped."""
+    key = (visitor, kind)
+    found = _HOOKED.get(key)
+    if found is None:
+        fields = _FIELDS.get(kind) or _child_fields(node)
+        dispatching = {cst.CSTVisitor.on_visit_attribute, cst.CSTVisitor.on_leave_attribute,
+                       _FastDispatch.on_visit_attribute, _FastDispatch.on_leave_attribute}
+        if visitor.on_visit_attribute not in dispatching or (
+            visitor.on_leave_attribute not in dispatching
+        ):
+            found = fields
+        else:
+            found = tuple(f for f in fields if _method(visitor, "visit_", kind, f) is not None
+                          or _method(visitor, "leave_", kind, f) is not None)
+            found = fields if found else _NO_FIELDS
+        _HOOKED[key] = found
+    return found
 
 
 def _is_plain_visitor(kind: type) -> tuple[bool, bool, bool]:
-    """(no field hooks, LibCST's own on_visit, LibCST's own on_leave)."""
+    """(has field hooks, LibCST's own on_visit, LibCST's own on_leave)."""
     base = cst.CSTVisitor
-    hooks = (kind.on_visit_attribute is not base.on_visit_attribute
-             or kind.on_leave_attribute is not base.on_leave_attribute
-             or any("_" in name.partition("_")[2] for name in dir(kind)
-                    if name.startswith(("visit_", "leave_"))
-                    and not getattr(getattr(kind, name), "_is_no_op", False)))
-    return (not hooks and not issubclass(kind, cst.CSTTransformer),
-            kind.on_visit is base.on_visit, kind.on_leave is base.on_leave)
+    named = any("_" in name.partition("_")[2] for name in dir(kind)
+                if name.startswith(("visit_", "leave_"))
+                and not getattr(getattr(kind, name), "_is_no_op", False))
+    dispatching = {base.on_visit_attribute, base.on_leave_attribute,
+                   _FastDispatch.on_visit_attribute, _FastDispatch.on_leave_attribute}
+    hooks = named or kind.on_visit_attribute not in dispatching or (
+        kind.on_leave_attribute not in dispatching)
+    return (hooks, kind.on_visit in (base.on_visit, _FastDispatch.on_visit),
+            kind.on_leave is base.on_leave)
+
+
+_ORIGINAL_VISIT = cst.CSTNode.visit
+
+
+def _visit_without_rebuilding(self: cst.CSTNode, visitor: object) -> object:
+    if isinstance(visitor, cst.CSTVisitor):
+        visit(self, visitor)
+        return self  # what LibCST returns for a CSTVisitor: the node itself
+    return _ORIGINAL_VISIT(self, visitor)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _no_rebuilding() -> Iterator[None]:
+    """While LibCST's providers run: ``node.visit`` by :func:`visit` for visitors.
+
+    Their visitors walk sub-trees themselves (``node.body.visit(self)``), so the
+    walk has to be replaced where LibCST starts it. Transformers are untouched.
+    """
+    cst.CSTNode.visit = _visit_without_rebuilding  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cst.CSTNode.visit = _ORIGINAL_VISIT  # type: ignore[method-assign]
 
 
 #: Whether a type is a node type (``isinstance`` on LibCST's abstract base is slow).
@@ -458,7 +529,7 @@ def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
     depends on the type alone; except that the ``format_spec`` of an f-string's
     expression is visited (last) only when there is one."""
     recorder = _FieldOrder(node)
-    node.visit(recorder)
+    _ORIGINAL_VISIT(node, recorder)  # LibCST's own walk, even inside _no_rebuilding
     fields = tuple(dict.fromkeys(recorder.fields))
     if "format_spec" in getattr(type(node), "__dataclass_fields__", ()) and (
         "format_spec" not in fields
