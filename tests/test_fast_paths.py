@@ -5,21 +5,46 @@
   (for the dotted names it is asked about);
 * ``Metadata.position`` (one top-level statement at a time) equals
   ``PositionProvider`` on the whole module;
-* ``line_opcodes`` is a valid edit script, like difflib's.
+* ``line_opcodes`` is a valid edit script, like difflib's;
+* ``Metadata.scopes`` (resolved without LibCST's outer batched walk, by visitors
+  whose method look-ups are cached) describes the
+  same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
+* ``walk`` yields the nodes, with their parents, in the order of a LibCST visitor,
+  and ``visit`` makes a visitor's calls as ``node.visit`` does;
+* the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
+  the same nodes and in the same order.
 """
 
 from __future__ import annotations
 
+import inspect
+import types
 from pathlib import Path
 
 import libcst as cst
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    ExpressionContextProvider,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
-from nosync_fix.analysis.base import Metadata, dotted_name
-from nosync_fix.engine import line_opcodes
+from nosync_fix.analysis import ModuleAnalysis
+from nosync_fix.analysis.base import (
+    _ORIGINAL_VISIT,
+    Metadata,
+    dotted_name,
+    resolve_alone,
+    visit,
+    walk,
+)
+from nosync_fix.config import Settings
+from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
+from nosync_fix.rules import RuleContext, all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(list((ROOT / "golden").rglob("*.py"))
@@ -127,3 +152,188 @@ def test_line_opcodes_keep_unchanged_lines_equal() -> None:
     ops = line_opcodes(a, b)
     assert [op[0] for op in ops] == ["equal", "replace", "equal"]
     assert ops[1] == ("replace", 1000, 1000, 1000, 1001)
+
+
+def test_rule_methods_are_those_libcst_gathers() -> None:
+    module = cst.parse_module("x = 1\n")
+    context = RuleContext(ModuleAnalysis(cst.MetadataWrapper(module)), Settings())
+    for rule in all_rules():
+        names, field_hooks = _visitor_methods(rule)
+        assert names == tuple(sorted(rule(context).get_visitors())), rule.code
+        assert not field_hooks and not rule.METADATA_DEPENDENCIES, rule.code
+
+
+@pytest.mark.parametrize("name, source", SOURCES[::3], ids=[n for n, _ in SOURCES[::3]])
+def test_engine_visit_batched_makes_libcst_calls(name: str, source: str) -> None:
+    """Each rule method is called on the same nodes in the same order (recorded
+    around the real methods, so the analysis sees the same questions too)."""
+
+    def run(ours: bool) -> list[tuple[str, str, int]]:
+        module = cst.parse_module(source)
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        context = RuleContext(ModuleAnalysis(wrapper), Settings())
+        calls: list[tuple[str, str, int]] = []
+        order = {id(n): i for i, n in enumerate(_subtree(module))}
+        rules = [rule(context) for rule in all_rules()]
+        def recorder(rule: object, method: str) -> types.MethodType:
+            real = getattr(rule, method)
+
+            def record(self: object, node: cst.CSTNode) -> None:
+                calls.append((type(rule).code, method, order[id(node)]))  # type: ignore
+                real(node)
+            record.__name__ = method  # LibCST gathers bound methods by name
+            return types.MethodType(record, rule)
+
+        for rule in rules:
+            for method in _visitor_methods(type(rule))[0]:
+                setattr(rule, method, recorder(rule, method))
+        if ours:
+            visit_batched(wrapper, rules)
+        else:
+            wrapper.visit_batched(rules)
+        return calls
+
+    ours, libcsts = run(True), run(False)
+    assert ours == libcsts
+    assert ours or "(" not in source  # a call or more: some rule visits it
+
+
+def test_scope_providers_work_in_visit_module_alone() -> None:
+    """What ``resolve_alone`` relies on: no other visit or leave method, and a
+    ``visit_Module`` that does what it does in their place."""
+    for provider in (ScopeProvider, ExpressionContextProvider):
+        own = {name for klass in provider.__mro__ if klass.__module__.startswith(
+            "libcst.metadata") for name, value in vars(klass).items()
+            if name.startswith(("visit_", "leave_")) and callable(value)}
+        assert own == {"visit_Module"}, provider
+    body = [line.strip() for line in inspect.getsource(ScopeProvider.visit_Module)
+            .splitlines()[1:] if line.strip()]
+    assert body == ["visitor = ScopeVisitor(self)", "node.visit(visitor)",
+                    "visitor.infer_accesses()"]
+    body = [line.strip() for line in inspect.getsource(ExpressionContextProvider.visit_Module)
+            .splitlines()[1:] if line.strip()]
+    assert body == ["node.visit(ExpressionContextVisitor(self, ExpressionContext.LOAD))"]
+
+
+def _scope_summary(scopes, module: cst.Module) -> tuple[dict[int, object],
+                                                       dict[object, object]]:
+    """Which scope each node is in, and each scope's assignments and accesses, by node.
+
+    Nodes outside the module (LibCST parses string annotations into new ones on
+    each run) are counted, not named."""
+    known = {id(n) for n in _subtree(module)}
+
+    def ident(node: object) -> object:
+        return id(node) if id(node) in known else type(node).__name__
+
+    def key(scope) -> object:
+        return (type(scope).__name__, scope._name_prefix, ident(getattr(scope, "node", None)))
+
+    where: dict[object, object] = {}
+    described: dict[object, object] = {}
+    for node, scope in scopes.items():
+        if id(node) not in known:
+            where[type(node).__name__] = where.get(type(node).__name__, 0) + 1  # type: ignore
+            continue
+        where[id(node)] = None if scope is None else key(scope)
+        if scope is not None and key(scope) not in described:
+            described[key(scope)] = (
+                sorted((a.name, type(a).__name__, str(ident(getattr(a, "node", None))))
+                       for a in scope.assignments),
+                sorted((str(ident(a.node)), sorted(str(ident(getattr(r, "node", None)))
+                                                   for r in a.referents))
+                       for a in scope.accesses))
+    return where, described
+
+
+@pytest.mark.parametrize("name, source", SOURCES[::2], ids=[n for n, _ in SOURCES[::2]])
+def test_scopes_resolved_alone_equal_libcst(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    ours = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True), ScopeProvider)
+    theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    assert _scope_summary(ours, module) == _scope_summary(theirs, module)
+    assert len(ours) == len(theirs)
+    contexts = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True),
+                             ExpressionContextProvider)
+    assert dict(contexts) == dict(
+        cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider))
+    assert cst.CSTNode.visit is _ORIGINAL_VISIT  # LibCST's walk is back
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[int, int | None]] = []
+        self.stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.seen.append((id(node), id(self.stack[-1]) if self.stack else None))
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_walk_visits_in_libcst_order(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    order = _Order()
+    module.visit(order)
+    assert [(id(n), None if p is None else id(p)) for n, p in walk(module)] == order.seen
+
+
+class _Events(cst.CSTVisitor):
+    """Records its calls; does not descend into lambdas and calls' arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.events.append(("lambda", id(node)))
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool | None:
+        self.events.append(("arg", id(node)))
+        return False if isinstance(node.value, cst.Call) else None
+
+    def leave_Name(self, original_node: cst.Name) -> None:
+        self.events.append(("leave name", id(original_node)))
+
+
+class _OwnOnVisit(_Events):
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", id(node)))
+        return not isinstance(node, cst.Subscript) and super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", id(original_node)))
+        super().on_leave(original_node)
+
+
+class _FieldHooks(_Events):
+    def visit_Call_args(self, node: cst.Call) -> None:
+        self.events.append(("args", id(node)))
+
+    def leave_ClassDef_bases(self, original_node: cst.ClassDef) -> None:
+        self.events.append(("bases", id(original_node)))
+
+
+class _OwnFieldHooks(_Events):
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.events.append((attribute, id(node)))
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        self.events.append(("/" + attribute, id(original_node)))
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_visit_makes_libcst_calls(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    for kind in (_Events, _OwnOnVisit, _FieldHooks, _OwnFieldHooks):
+        ours, theirs = kind(), kind()
+        visit(module, ours)
+        module.visit(theirs)
+        assert ours.events == theirs.events
+        assert ours.events

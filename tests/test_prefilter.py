@@ -230,6 +230,10 @@ def _hot(source: str, hot_functions: tuple[str, ...] = ()) -> Signal:
     "@torch.compile\ndef f(x):\n    return x.item()\n",
     "import torch as T\n@T.compile(mode='max-autotune')\ndef f(x):\n    return x.item()\n",
     "from torch import compile as c\ndef f(x):\n    return x.item()\ng = c(f)\n",
+    "from torch._dynamo import optimize as o\n@o('inductor')\ndef f(x):\n    return x.item()\n",
+    "import torch._dynamo as d\ndef f(x):\n    return x.item()\ng = d.optimize('x')(f)\n"
+    "h = torch.\\\ncompile(f)\n",
+    "optimizer = 1\ndef f(x):\n    return x.item()\ng = torch.compile(f)\n",
     "values = [t.item() for t in ts]\n",
     "def __init__(self, loader):\n    def train_step(x):\n        return x.item()\n",
 ])
@@ -246,6 +250,9 @@ def test_hot_regions(source: str) -> None:
     "class D(Dataset):\n    def __getitem__(self, i):\n        for x in self.xs:\n"
     "            x.item()\n",
     "values = [t for t in ts.tolist()]\n",  # the first iterable is not hot
+    # `optimizer` and `compiled` name no torch.compile
+    "import torch\noptimizer = torch.optim.SGD([])\ndef f(x):\n    return x.item()\n"
+    "g = optimizer(f)\ncompiled = torch.jit.script(f)\n",
 ])
 def test_cold_regions(source: str) -> None:
     assert Signal.READ not in _hot(source)

@@ -31,6 +31,7 @@ import ast
 import enum
 import functools
 import operator
+import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -94,6 +95,7 @@ _DATA_DEPENDENT = frozenset({
 _HOST_CALLS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id",
                          "type"})
 _COMPILE_NAMES = ("torch.compile", "torch._dynamo.optimize")
+_COMPILE_WORDS = re.compile(r"\b(?:compile|optimize)\b")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
@@ -779,8 +781,11 @@ def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]
     """
     names: set[str] = set()
     definitions: set[int] = set()
-    if "compile" not in text and "optimize" not in text:
-        return names, definitions  # no spelling of torch.compile can be in the file
+    if not _COMPILE_WORDS.search(text):
+        # No spelling of torch.compile can be in the file: every one (an import, an
+        # alias, an attribute) has the name `compile` or `optimize` (as a whole word:
+        # `optimizer`, in most training files, is not one).
+        return names, definitions
     aliases = _compile_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, _FUNCTIONS):

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import (
+    BatchableMetadataProvider,
     CodeRange,
+    ExpressionContext,
+    ExpressionContextProvider,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
-from libcst.metadata.scope_provider import Access, Scope
+from libcst.metadata.expression_context_provider import ExpressionContextVisitor
+from libcst.metadata.scope_provider import Access, Scope, ScopeVisitor
 
 _N = TypeVar("_N", bound=cst.CSTNode)
+_T = TypeVar("_T")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 #: The LibCST providers behind :class:`Metadata` (which resolves them lazily, and
@@ -53,7 +60,7 @@ class Metadata:
 
     @functools.cached_property
     def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
-        return self.wrapper.resolve(ScopeProvider)
+        return resolve_alone(self.wrapper, ScopeProvider)
 
     @functools.cached_property
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
@@ -66,7 +73,14 @@ class Metadata:
     @functools.cached_property
     def _tree_index(self) -> _TreeIndex:
         index = _TreeIndex()
-        self.module.visit(index)
+        parents = index.parents
+        found = index.nodes
+        for node, parent in walk(self.module):
+            if parent is not None:
+                parents[node] = parent
+            listed = found.get(type(node))
+            if listed is not None:
+                listed.append(node)
         return index
 
     # -- tree navigation -------------------------------------------------------------------
@@ -188,6 +202,93 @@ class Metadata:
         return self.module.code_for_node(node)
 
 
+def resolve_alone(wrapper: cst.MetadataWrapper,
+                  provider: type[BatchableMetadataProvider[_T]]) -> Mapping[cst.CSTNode, _T]:
+    """``wrapper.resolve(provider)`` for a provider that does all its work in
+    ``visit_Module`` (``ScopeProvider`` and ``ExpressionContextProvider``), and its
+    dependencies, without LibCST's batched traversal around each.
+
+    LibCST resolves a batchable provider by a batched traversal of the whole tree
+    that calls the provider's ``visit_Module``; both of these providers walk the
+    tree again inside it, with their own visitor, and have no other method, so the
+    outer traversal does nothing but cost a walk of every node (two per scope
+    resolution). The result is stored where ``wrapper.resolve`` keeps it.
+    """
+    resolved = wrapper._metadata  # noqa: SLF001 (LibCST keeps no public setter)
+    if provider in resolved:
+        return resolved[provider]  # type: ignore[return-value]
+    for dependency in provider.METADATA_DEPENDENCIES:
+        resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
+    instance = provider()
+    with instance.resolve(wrapper), _no_rebuilding():
+        # What their visit_Module does (a test checks it), with the visitor's look-ups
+        # of its methods by name cached (_FastDispatch).
+        if provider is ScopeProvider:
+            visitor = _ScopeVisitor(instance)  # type: ignore[arg-type]
+            wrapper.module.visit(visitor)
+            visitor.infer_accesses()
+        elif provider is ExpressionContextProvider:
+            wrapper.module.visit(_ExpressionContextVisitor(
+                instance, ExpressionContext.LOAD))  # type: ignore[arg-type]
+        else:
+            instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
+    result = MappingProxyType(dict(instance._computed))  # noqa: SLF001
+    resolved[provider] = result
+    return result  # type: ignore[return-value]
+
+
+class _FastDispatch(cst.CSTVisitor):
+    """``CSTVisitor``'s dispatch to ``visit_<Node>``, ``leave_<Node>`` and the field hooks,
+    with each look-up made once per visitor class and node type instead of formatting
+    the name and calling ``getattr`` at every node and field. Same calls, same order
+    (LibCST's empty stubs are skipped: they do nothing)."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        method = _method(type(self), "visit_", type(node), None)
+        if method is None:
+            return True
+        return method(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        method = _method(type(self), "leave_", type(original_node), None)
+        if method is not None:
+            method(self, original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        method = _method(type(self), "visit_", type(node), attribute)
+        if method is not None:
+            method(self, node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        method = _method(type(self), "leave_", type(original_node), attribute)
+        if method is not None:
+            method(self, original_node)
+
+
+_METHODS: dict[tuple[type, str, type, str | None], object] = {}
+
+
+def _method(visitor: type, prefix: str, node: type, attribute: str | None):  # type: ignore
+    key = (visitor, prefix, node, attribute)
+    try:
+        return _METHODS[key]
+    except KeyError:
+        name = f"{prefix}{node.__name__}" + (f"_{attribute}" if attribute is not None else "")
+        found = getattr(visitor, name, None)
+        if found is not None and getattr(found, "_is_no_op", False):
+            found = None
+        _METHODS[key] = found
+        return found
+
+
+class _ScopeVisitor(ScopeVisitor, _FastDispatch):
+    pass
+
+
+class _ExpressionContextVisitor(ExpressionContextVisitor, _FastDispatch):
+    pass
+
+
 def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None."""
     if isinstance(node, cst.Name):
@@ -231,27 +332,228 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-class _TreeIndex(cst.CSTVisitor):
-    """One pass that records every node's parent and lists the :data:`INDEXED` nodes.
-
-    The parents are exactly ``ParentNodeProvider``'s (a test checks it), which
-    asks every node for its ``children`` and so walks each node's fields twice.
+class _TreeIndex:
+    """Every node's parent and the :data:`INDEXED` nodes in source order, from one
+    :func:`walk`. The parents are exactly ``ParentNodeProvider``'s (a test checks it),
+    which asks every node for its ``children`` and so walks each node's fields twice.
     """
 
     def __init__(self) -> None:
-        super().__init__()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.nodes: dict[type, list[cst.CSTNode]] = {kind: [] for kind in INDEXED}
-        self._stack: list[cst.CSTNode] = []
+
+
+def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """Every node under ``root`` (itself first) with its parent, in the order a LibCST
+    visitor visits them (a test checks it on every corpus file).
+
+    A LibCST visitor rebuilds every node it leaves (``_visit_and_replace_children``
+    makes a new one, validated, even when nothing changed) and looks up methods by
+    name at each node and field: most of the cost of a walk. Here each node's
+    children are read from its fields, in the order LibCST visits them (recorded
+    once per node type, from LibCST itself).
+    """
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(root, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, parent = pop()
+        yield node, parent
+        for child in reversed(children(node)):
+            push((child, node))
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of a node, in the order a LibCST visitor visits them."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _child_fields(node)
+    is_node_type = _NODE_TYPES.get
+    found: list[cst.CSTNode] = []
+    for field in fields:
+        value = getattr(node, field)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                is_node = is_node_type(type(item))
+                if is_node is None:
+                    is_node = _is_node_type(type(item))
+                if is_node:
+                    found.append(item)
+            continue
+        is_node = is_node_type(kind)
+        if is_node is None:
+            is_node = _is_node_type(kind)
+        if is_node:
+            found.append(value)
+    return found
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a ``CSTVisitor``: the same calls of ``on_visit``
+    (children skipped when it answers False), of the field hooks and of
+    ``on_leave``, in the same order, without rebuilding every node (see
+    :func:`walk`); LibCST's name look-ups of ``visit_<Node>``/``leave_<Node>`` are
+    cached, and its field hooks are skipped for a visitor that has none. A test
+    compares the calls with LibCST's on every corpus file."""
+    kind = type(visitor)
+    plain = _PLAIN_VISITORS.get(kind)
+    if plain is None:
+        plain = _PLAIN_VISITORS[kind] = _is_plain_visitor(kind)
+    hooks, default_visit, default_leave = plain
+    # (what, node, field): 0 visit, 1 leave, 2 visit a field, 3 leave a field
+    stack: list[tuple[int, cst.CSTNode, str | None]] = [(0, node, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        what, current, field = pop()
+        if what == 1:
+            if default_leave:
+                method = _method(kind, "leave_", type(current), None)
+                if method is not None:
+                    method(visitor, current)
+            else:
+                visitor.on_leave(current)
+            continue
+        if what == 2:
+            visitor.on_visit_attribute(current, field)  # type: ignore[arg-type]
+            continue
+        if what == 3:
+            visitor.on_leave_attribute(current, field)  # type: ignore[arg-type]
+            continue
+        if default_visit:
+            method = _method(kind, "visit_", type(current), None)
+            descend = method is None or method(visitor, current) is not False
+        else:
+            descend = visitor.on_visit(current)
+        push((1, current, None))
+        if not descend:
+            continue
+        hooked = _hooked_fields(kind, type(current), current) if hooks else _NO_FIELDS
+        if not hooked:
+            for child in reversed(children(current)):
+                push((0, child, None))
+            continue
+        for name in reversed(_FIELDS[type(current)]):
+            value = getattr(current, name)
+            if name == "format_spec" and value is None:
+                continue  # LibCST does not visit a missing format_spec at all
+            push((3, current, name))
+            if type(value) is tuple or type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, cst.CSTNode):
+                        push((0, item, None))
+            elif isinstance(value, cst.CSTNode):
+                push((0, value, None))
+            push((2, current, name))
+
+
+_PLAIN_VISITORS: dict[type, tuple[bool, bool, bool]] = {}
+_NO_FIELDS: tuple[str, ...] = ()
+_HOOKED: dict[tuple[type, type], tuple[str, ...]] = {}
+
+
+def _hooked_fields(visitor: type, kind: type, node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields of ``kind`` whose hooks the visitor has (all of them, when it has
+    its own ``on_visit_attribute`` or ``on_leave_attribute``): a field hook that only
+    looks up a method the visitor does not have does nothing, and is skipped."""
+    key = (visitor, kind)
+    found = _HOOKED.get(key)
+    if found is None:
+        fields = _FIELDS.get(kind) or _child_fields(node)
+        dispatching = {cst.CSTVisitor.on_visit_attribute, cst.CSTVisitor.on_leave_attribute,
+                       _FastDispatch.on_visit_attribute, _FastDispatch.on_leave_attribute}
+        if visitor.on_visit_attribute not in dispatching or (
+            visitor.on_leave_attribute not in dispatching
+        ):
+            found = fields
+        else:
+            found = tuple(f for f in fields if _method(visitor, "visit_", kind, f) is not None
+                          or _method(visitor, "leave_", kind, f) is not None)
+            found = fields if found else _NO_FIELDS
+        _HOOKED[key] = found
+    return found
+
+
+def _is_plain_visitor(kind: type) -> tuple[bool, bool, bool]:
+    """(has field hooks, LibCST's own on_visit, LibCST's own on_leave)."""
+    base = cst.CSTVisitor
+    named = any("_" in name.partition("_")[2] for name in dir(kind)
+                if name.startswith(("visit_", "leave_"))
+                and not getattr(getattr(kind, name), "_is_no_op", False))
+    dispatching = {base.on_visit_attribute, base.on_leave_attribute,
+                   _FastDispatch.on_visit_attribute, _FastDispatch.on_leave_attribute}
+    hooks = named or kind.on_visit_attribute not in dispatching or (
+        kind.on_leave_attribute not in dispatching)
+    return (hooks, kind.on_visit in (base.on_visit, _FastDispatch.on_visit),
+            kind.on_leave is base.on_leave)
+
+
+_ORIGINAL_VISIT = cst.CSTNode.visit
+
+
+def _visit_without_rebuilding(self: cst.CSTNode, visitor: object) -> object:
+    if isinstance(visitor, cst.CSTVisitor):
+        visit(self, visitor)
+        return self  # what LibCST returns for a CSTVisitor: the node itself
+    return _ORIGINAL_VISIT(self, visitor)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _no_rebuilding() -> Iterator[None]:
+    """While LibCST's providers run: ``node.visit`` by :func:`visit` for visitors.
+
+    Their visitors walk sub-trees themselves (``node.body.visit(self)``), so the
+    walk has to be replaced where LibCST starts it. Transformers are untouched.
+    """
+    cst.CSTNode.visit = _visit_without_rebuilding  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cst.CSTNode.visit = _ORIGINAL_VISIT  # type: ignore[method-assign]
+
+
+#: Whether a type is a node type (``isinstance`` on LibCST's abstract base is slow).
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node_type(kind: type) -> bool:
+    _NODE_TYPES[kind] = found = issubclass(kind, cst.CSTNode)
+    return found
+
+
+#: The fields of each node type that hold children, in the order LibCST visits them.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields LibCST's ``_visit_and_replace_children`` visits, in its order, which
+    depends on the type alone; except that the ``format_spec`` of an f-string's
+    expression is visited (last) only when there is one."""
+    recorder = _FieldOrder(node)
+    _ORIGINAL_VISIT(node, recorder)  # LibCST's own walk, even inside _no_rebuilding
+    fields = tuple(dict.fromkeys(recorder.fields))
+    if "format_spec" in getattr(type(node), "__dataclass_fields__", ()) and (
+        "format_spec" not in fields
+    ):
+        fields += ("format_spec",)
+    _FIELDS[type(node)] = fields
+    return fields
+
+
+class _FieldOrder(cst.CSTVisitor):
+    def __init__(self, root: cst.CSTNode) -> None:
+        super().__init__()
+        self.root = root
+        self.fields: list[str] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        found = self.nodes.get(type(node))
-        if found is not None:
-            found.append(node)
-        return True
+        return node is self.root
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
+        pass
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if node is self.root:
+            self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass

@@ -12,7 +12,7 @@ import enum
 import libcst as cst
 
 from . import _tables as T
-from .base import Metadata, keyword_arg
+from .base import Metadata, keyword_arg, visit
 from .tensors import TensorFacts, Value
 
 
@@ -65,7 +65,7 @@ class Effects:
         cached = self._memo.get(key)
         if cached is None:
             walker = _EffectWalker(self)
-            node.visit(walker)
+            visit(node, walker)
             cached = walker.effect
             self._memo[key] = cached
         return cached

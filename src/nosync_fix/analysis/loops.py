@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .base import LOOPS, Metadata
+from .base import LOOPS, Metadata, visit
 
 
 class LoopFacts:
@@ -43,12 +43,12 @@ class LoopFacts:
         collector = _NameCollector(stores=True)
         if isinstance(loop, cst.For):
             collector.add_targets(loop.target)
-        loop.body.visit(collector)
+        visit(loop.body, collector)
         return collector.names
 
     def names_read_in(self, node: cst.CSTNode) -> set[str]:
         collector = _NameCollector(stores=False, md=self.md)
-        node.visit(collector)
+        visit(node, collector)
         return collector.names
 
     def statements_after(self, statement: cst.BaseStatement) -> list[cst.BaseStatement]:

@@ -26,7 +26,7 @@ from libcst.metadata.scope_provider import (
 )
 
 from . import _tables as T
-from .base import Metadata, call_name, dotted_name, positional_args
+from .base import Metadata, call_name, dotted_name, positional_args, visit
 
 
 class Kind(enum.Enum):
@@ -740,7 +740,7 @@ class TensorFacts:
                 params = statement.params.params
                 if params:
                     collector.self_name = params[0].name.value
-                    statement.body.visit(collector)
+                    visit(statement.body, collector)
             elif isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     if isinstance(small, cst.Assign):
@@ -850,7 +850,7 @@ class TensorFacts:
         self._memo[key] = _IN_PROGRESS
         returns: list[cst.Return] = []
         yields: list[cst.Yield] = []
-        func.body.visit(_ReturnCollector(returns, yields))
+        visit(func.body, _ReturnCollector(returns, yields))
         if yields:
             result = Value.UNKNOWN
         elif not returns:

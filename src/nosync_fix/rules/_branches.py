@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import Effect, Kind, ModuleAnalysis
-from ..analysis.base import strip_parens
+from ..analysis.base import strip_parens, visit
 from ..rewrite import Rewrite
 from ._conditions import (
     Condition,
@@ -323,7 +323,7 @@ class _BodyFacts:
             else:
                 self.effect |= analysis.effects.of(item)
                 finder = _ControlFinder()
-                item.visit(finder)
+                visit(item, finder)
                 self.controls += finder.found
 
     def _small(self, analysis: ModuleAnalysis, small: cst.BaseSmallStatement) -> None:
@@ -940,7 +940,7 @@ def _header_comments(body: cst.BaseSuite) -> list[cst.EmptyLine]:
 def _tests_device(analysis: ModuleAnalysis, node: cst.CSTNode) -> bool:
     """Whether ``node`` holds an ``if``, ``while`` or conditional expression on a device value."""
     finder = _DeviceTestFinder(analysis)
-    node.visit(finder)
+    visit(node, finder)
     return finder.found
 
 
@@ -1011,7 +1011,7 @@ def _bindings(statement: cst.BaseStatement) -> list[tuple[str, cst.Name | None]]
 
 def _stored_names(node: cst.CSTNode) -> list[str]:
     collector = _StoreCollector()
-    node.visit(collector)
+    visit(node, collector)
     return collector.names
 
 
@@ -1081,7 +1081,7 @@ def _operands(analysis: ModuleAnalysis, chain: Chain,
 def _host_name(analysis: ModuleAnalysis, item: cst.CSTNode, name: str) -> bool:
     """Whether ``name`` as read in ``item`` is known to hold a host value."""
     finder = _FirstName(name)
-    item.visit(finder)
+    visit(item, finder)
     return finder.node is not None and analysis.kind(finder.node) is Kind.HOST
 
 
@@ -1137,7 +1137,7 @@ def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpressi
 
 def _first_position(analysis: ModuleAnalysis, item: cst.CSTNode, name: str) -> tuple[int, int]:
     finder = _FirstName(name)
-    item.visit(finder)
+    visit(item, finder)
     if finder.node is None:
         return (0, 0)
     line, column, _, _ = analysis.md.position(finder.node)
@@ -1209,7 +1209,7 @@ def _stores_into_object(target: cst.BaseExpression) -> bool:
 def _binds(node: cst.CSTNode) -> bool:
     """Whether ``node`` holds a ``:=``."""
     finder = _WalrusFinder()
-    node.visit(finder)
+    visit(node, finder)
     return finder.found
 
 
@@ -1225,7 +1225,7 @@ def _name_node(chain: Chain, name: str) -> cst.Name:
     """A target node of ``name`` inside the chain (to ask the analysis about the name)."""
     for body in chain.bodies():
         finder = _TargetFinder(name)
-        body.visit(finder)
+        visit(body, finder)
         if finder.found is not None:
             return finder.found
     return cst.Name(name)

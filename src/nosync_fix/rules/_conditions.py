@@ -33,7 +33,7 @@ import libcst as cst
 
 from ..analysis import Effect, HostRead, Kind, ModuleAnalysis, Value
 from ..analysis import _tables as T
-from ..analysis.base import call_name, keyword_arg, positional_args, strip_parens
+from ..analysis.base import call_name, keyword_arg, positional_args, strip_parens, visit
 from ._helpers import method_call, short
 
 _STRING_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -272,7 +272,7 @@ class _Translator:
 
     def _contains_read(self, expr: cst.BaseExpression) -> bool:
         finder = _ReadFinder(self)
-        expr.visit(finder)
+        visit(expr, finder)
         return finder.found
 
 
@@ -329,7 +329,7 @@ def expression_effect(analysis: ModuleAnalysis, expr: cst.CSTNode) -> Effect:
     ``:=`` counts (evaluating it unconditionally would bind the name on every path).
     """
     walker = _EffectWalker(analysis)
-    expr.visit(walker)
+    visit(expr, walker)
     return walker.effect
 
 
@@ -630,7 +630,7 @@ def _keyword(expr: cst.BooleanOperation) -> str:
 def mentions_nan_check(test: cst.BaseExpression) -> bool:
     """Whether a test checks for NaN or infinity (``isnan``, ``isfinite``, ``x != x`` ...)."""
     finder = _NanCheckFinder()
-    test.visit(finder)
+    visit(test, finder)
     return finder.found
 
 

@@ -21,6 +21,7 @@ from libcst.metadata.scope_provider import ImportAssignment
 from .._percent import conversions as percent_conversions
 from .._percent import is_numeric
 from ..analysis import Kind, ModuleAnalysis
+from ..analysis.base import visit
 from ..rewrite import Rewrite
 from ._helpers import short
 
@@ -146,7 +147,7 @@ class Planner:
     def first_read(self, expr: cst.CSTNode) -> cst.Call | None:
         """The first device read anywhere inside ``expr``."""
         finder = _ReadFinder(self.analysis)
-        expr.visit(finder)
+        visit(expr, finder)
         return finder.found
 
     def is_tensor(self, expr: cst.BaseExpression) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import HostRead, Kind
+from ..analysis.base import visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._device import dtype_family, is_fresh, is_int64
@@ -232,7 +233,7 @@ class AccumulateOnDevice(Rule):
 
     def _reads(self, increment: cst.BaseExpression) -> list[HostRead]:
         collector = _ReadCollector(self)
-        increment.visit(collector)
+        visit(increment, collector)
         return collector.reads
 
     def _plan(self, target: cst.Name, loop: cst.For | cst.While) -> _Plan:
@@ -403,7 +404,7 @@ class AccumulateOnDevice(Rule):
         """Whether the increment still works once its reads are tensors (plain arithmetic)."""
         read_nodes = {id(r.node) for r in reads}
         checker = _ArithmeticChecker(self, read_nodes)
-        increment.visit(checker)
+        visit(increment, checker)
         return checker.ok
 
     def _is_meter(self, receiver: cst.BaseExpression) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..analysis import Effect, Kind
-from ..analysis.base import positional_args
+from ..analysis.base import positional_args, visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import method_call, parenthesized, short, torch_ref
@@ -290,7 +290,7 @@ class AsyncAssert(Rule):
         if self._truth_of_tensor(expr):
             return True
         finder = _DeviceFinder(self)
-        expr.visit(finder)
+        visit(expr, finder)
         return finder.found
 
     def _truth_of_tensor(self, expr: cst.BaseExpression) -> bool:

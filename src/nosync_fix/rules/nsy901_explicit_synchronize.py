@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.base import call_name
+from ..analysis.base import call_name, visit
 from ..prefilter import Signal
 from ._helpers import short
 from .base import Rule
@@ -110,7 +110,7 @@ class ExplicitSynchronize(Rule):
         if region is None:
             region = self.md.enclosing_function(node) or self.md.module
         finder = _TimerFinder(self)
-        region.visit(finder)
+        visit(region, finder)
         return finder.found
 
 
