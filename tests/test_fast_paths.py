@@ -337,3 +337,21 @@ def test_visit_makes_libcst_calls(name: str, source: str) -> None:
         module.visit(theirs)
         assert ours.events == theirs.events
         assert ours.events
+
+
+def test_unknown_libcst_release_takes_libcst_own_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a LibCST release the fast path was not tested with, scopes come from LibCST's
+    own ``wrapper.resolve``, and the findings are the same."""
+    import nosync_fix.analysis.base as base
+    from nosync_fix.engine import process_source
+
+    source = (ROOT / "examples" / "evaluate.py").read_text(encoding="utf-8")
+    fast = process_source(source, "evaluate.py", Settings(unsafe_fixes=True), fix=True)
+    calls: list[object] = []
+    original = cst.MetadataWrapper.resolve
+    monkeypatch.setattr(base, "_KNOWN_LIBCST", False)
+    monkeypatch.setattr(cst.MetadataWrapper, "resolve",
+                        lambda self, p: calls.append(p) or original(self, p))
+    slow = process_source(source, "evaluate.py", Settings(unsafe_fixes=True), fix=True)
+    assert ScopeProvider in calls
+    assert (slow.fixed, slow.findings) == (fast.fixed, fast.findings)

@@ -42,6 +42,7 @@ import libcst as cst
 
 from . import prefilter
 from .analysis import ModuleAnalysis
+from .analysis._tables import is_test_file_name
 from .analysis.base import Metadata, walk
 from .config import Settings
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
@@ -319,7 +320,8 @@ def _run_rules(module: cst.Module, filename: str, settings: Settings,
                rules: Sequence[type[Rule]],
                suppressions: Suppressions) -> tuple[ModuleAnalysis, list[_Found]]:
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    analysis = ModuleAnalysis(wrapper, settings.hot_functions)
+    analysis = ModuleAnalysis(wrapper, settings.hot_functions,
+                              test_module=is_test_file_name(filename))
     context = RuleContext(analysis, settings, filename)
     instances = [rule(context) for rule in rules]
     visit_batched(wrapper, instances)

@@ -157,3 +157,23 @@ def test_values_derived_from_torch_calls_are_not_foreign() -> None:
     chained, _ = analyse("import torch\nt = torch.tensor(1.0).reshape(())\n")
     (assign,) = find(_, cst.Assign)
     assert chained.kind(assign.value) is Kind.TENSOR
+
+
+def test_nothing_in_a_test_file_is_hot() -> None:
+    from nosync_fix.analysis._tables import is_test_file_name
+
+    source = textwrap.dedent("""\
+        import torch
+
+        class Model(torch.nn.Module):
+            def training_step(self, batch):
+                return self(batch).sum()
+    """)
+    for name, test in [("test_model.py", True), ("tests/model_test.py", True),
+                       ("conftest.py", True), ("src\\\\pkg\\\\test_x.py", True),
+                       ("model.py", False), ("testing.py", False), ("latest_model.py", False)]:
+        assert is_test_file_name(name) is test, name
+        wrapper = cst.MetadataWrapper(cst.parse_module(source))
+        analysis = ModuleAnalysis(wrapper, test_module=is_test_file_name(name))
+        step = wrapper.module.body[1].body.body[0].body.body[0]
+        assert analysis.is_hot(step) is not test, name

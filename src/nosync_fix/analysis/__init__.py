@@ -57,11 +57,12 @@ class ModuleAnalysis:
     """All analyses of one module, computed lazily and shared by every rule."""
 
     def __init__(self, wrapper: cst.MetadataWrapper,
-                 hot_functions: frozenset[str] = frozenset()) -> None:
+                 hot_functions: frozenset[str] = frozenset(), *,
+                 test_module: bool = False) -> None:
         self.md = Metadata(wrapper)
         self.module = wrapper.module
         self.tensors = TensorFacts(self.md)
-        self.hot = HotPaths(self.md, self.tensors, hot_functions)
+        self.hot = HotPaths(self.md, self.tensors, hot_functions, test_module=test_module)
         self.effects = Effects(self.md, self.tensors)
         self.loops = LoopFacts(self.md)
         self._torch_name: str | None | bool = False

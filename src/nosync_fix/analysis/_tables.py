@@ -159,6 +159,14 @@ STEP_FUNCTION_SUFFIX = "_step"
 COLD_FUNCTION_NAMES = frozenset({"__init__", "__post_init__", "__new__", "setup", "prepare_data"})
 
 
+def is_test_file_name(filename: str) -> bool:
+    """pytest's test files (``test_*.py``, ``*_test.py``) and ``conftest.py``: test code,
+    where even a model's ``training_step`` runs to check behaviour, not to train."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return name == "conftest.py" or (name.endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py")))
+
+
 def is_cold_function_name(name: str) -> bool:
     """Set-up, loader and test functions, which never run on a hot path.
 

@@ -7,9 +7,9 @@ hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
 ``__iter__`` of Dataset and Sampler classes and collate functions (host-side
-loader code); test functions (``test_*``, but not ``test_step``); module-level
-code outside loops; code guarded by ``torch.compiler.is_compiling()`` (already
-deliberate about compiling).
+loader code); test functions (``test_*``, but not ``test_step``) and test files;
+module-level code outside loops; code guarded by ``torch.compiler.is_compiling()``
+(already deliberate about compiling).
 """
 
 from __future__ import annotations
@@ -37,8 +37,11 @@ class HotPaths:
     """Answers "does this node run on a hot path, and why?"."""
 
     def __init__(self, md: Metadata, facts: TensorFacts,
-                 hot_functions: frozenset[str] = frozenset()) -> None:
+                 hot_functions: frozenset[str] = frozenset(), *,
+                 test_module: bool = False) -> None:
         self.md = md
+        #: A test file (``T.is_test_file_name``): nothing in it is hot.
+        self.test_module = test_module
         self.facts = facts
         self.hot_functions = hot_functions
         self._memo: dict[int, str | None] = {}
@@ -96,6 +99,8 @@ class HotPaths:
     # -- implementation ----------------------------------------------------------------------
 
     def _reason(self, node: cst.CSTNode) -> str | None:
+        if self.test_module:
+            return None
         in_loop: str | None = None
         previous: cst.CSTNode = node
         for ancestor in self.md.ancestors(node):
