@@ -13,6 +13,7 @@ from ..rewrite import Rewrite
 from ._device import dtype_family, is_fresh
 from ._helpers import detached, method_call, short, statement, torch_ref
 from ._hoist import exception_exposure, runs_inline
+from ._host import certainly_on_host
 from .base import Rule
 
 #: Builtins and library roots that read a list without keeping a reference to it.
@@ -165,6 +166,8 @@ class CollectOnDevice(Rule):
                  value: cst.BaseExpression) -> _Collect | None:
         """The collect that appending ``value`` with ``method`` is, if any."""
         read = self.analysis.host_read(value)
+        if read is not None and certainly_on_host(self.analysis, read.tensor):
+            return None  # `v.item()` of a CPU tensor waits for nothing
         if method == "extend":
             if read is not None and read.how == "tolist":
                 return _Collect(node, read.tensor, "extend", read.certain)

@@ -8,8 +8,8 @@ from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames
 from ._helpers import short
+from ._host import is_host_buffer
 from .base import Rule, RuleContext
-from .nsy903_host_transfer_in_loop import is_host_buffer
 
 _STANDARD_STREAMS = frozenset({"sys.stdout", "sys.stderr"})
 _REDIRECTS = frozenset({"contextlib.redirect_stdout", "contextlib.redirect_stderr"})

@@ -8,13 +8,13 @@ from ..analysis import HostRead, Kind
 from ..analysis.base import call_name
 from ..prefilter import Signal
 from ._helpers import short
+from ._host import host_transfer, is_host_buffer
 from ._owners import is_stop_gradient_operand, owner
 from ._scalars import tensor_uses
 from .base import Rule
 from .nsy502_host_math_on_device import math_function
 from .nsy503_masked_reduction import masked_reduction
 from .nsy902_read_feeds_shape import read_use
-from .nsy903_host_transfer_in_loop import host_transfer, is_host_buffer
 
 
 class ReadInCompiledFunction(Rule):
