@@ -5,6 +5,14 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run, so a result can be reproduced and
+# CI does not fail on a draw nobody saw locally. `NOSYNC_HYPOTHESIS=explore pytest`
+# draws new ones (so does benchmarks/fuzz.py, for longer).
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("NOSYNC_HYPOTHESIS", "repeatable"))
 
 # Tests must not depend on the developer's pyproject or colour settings.
 os.environ.setdefault("NO_COLOR", "1")

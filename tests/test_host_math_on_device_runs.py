@@ -7,7 +7,7 @@ import math
 import pytest
 
 torch = pytest.importorskip("torch")
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from read_rules_support import assert_same_tensor, run_fixed  # noqa: E402
 
@@ -33,13 +33,16 @@ class Logs(torch.nn.Module):
 
 def _close(after, before) -> None:
     """Same dtype and shape; values within one unit in the last place (torch's and libm's
-    float64 exp, log and sqrt may differ by one ulp before the cast)."""
+    float64 exp, log and sqrt may differ by one ulp before the cast), plus an absolute
+    few eps: `1 - exp(-t)` near t = 0 cancels, turning an ulp of exp(-t) ≈ 1 into an
+    absolute error of about eps (hypothesis found t = 0.125: 9e-16 relative)."""
     assert after.dtype == before.dtype and after.shape == before.shape
     eps = torch.finfo(before.dtype).eps
-    torch.testing.assert_close(after, before, rtol=2 * eps, atol=0.0, equal_nan=True)
+    torch.testing.assert_close(after, before, rtol=2 * eps, atol=4 * eps, equal_nan=True)
 
 
 @settings(max_examples=80, deadline=None)
+@example(0.125, torch.float32, torch.float64, (), ())  # cancellation in 1 - exp(-t)
 @given(st.floats(-20.0, 20.0), st.sampled_from([torch.float32, torch.float64, torch.float16]),
        st.sampled_from([torch.float32, torch.float64, torch.bfloat16]),
        st.sampled_from([(), (1,), (2, 2)]), st.sampled_from([(), (1,)]))
