@@ -158,6 +158,23 @@ STEP_FUNCTION_SUFFIX = "_step"
 #: Function names that never run on a hot path (host-side set-up and loader code).
 COLD_FUNCTION_NAMES = frozenset({"__init__", "__post_init__", "__new__", "setup", "prepare_data"})
 
+#: Methods of Dataset/Sampler classes: run in loader workers on the host.
+DATASET_METHODS = frozenset({"__getitem__", "__len__", "__iter__", "__getitems__"})
+#: Base classes that make a class host-side loader code.
+DATASET_BASES = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+    "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
+    "torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler",
+    "torch.utils.data.BatchSampler", "torch.utils.data.DistributedSampler",
+})
+#: Base classes that make a class an nn.Module.
+MODULE_BASES = frozenset({
+    "torch.nn.Module", "torch.nn.modules.module.Module", "lightning.LightningModule",
+    "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule",
+    "pytorch_lightning.core.LightningModule", "lightning.pytorch.core.LightningModule",
+    "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+})
+
 
 def is_test_file_name(filename: str) -> bool:
     """pytest's test files (``test_*.py``, ``*_test.py``) and ``conftest.py``: test code,
@@ -177,19 +194,3 @@ def is_cold_function_name(name: str) -> bool:
     if name in COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
         return True
     return name.startswith("test_") and not name.endswith(STEP_FUNCTION_SUFFIX)
-#: Methods of Dataset/Sampler classes: run in loader workers on the host.
-DATASET_METHODS = frozenset({"__getitem__", "__len__", "__iter__", "__getitems__"})
-#: Base classes that make a class host-side loader code.
-DATASET_BASES = frozenset({
-    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
-    "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
-    "torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler",
-    "torch.utils.data.BatchSampler", "torch.utils.data.DistributedSampler",
-})
-#: Base classes that make a class an nn.Module.
-MODULE_BASES = frozenset({
-    "torch.nn.Module", "torch.nn.modules.module.Module", "lightning.LightningModule",
-    "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule",
-    "pytorch_lightning.core.LightningModule", "lightning.pytorch.core.LightningModule",
-    "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
-})

@@ -343,6 +343,14 @@ def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
+def compares_with_text(node: cst.Comparison) -> bool:
+    """Whether a comparison has a string literal operand (``out == "forward_return"``):
+    no tensor compares to text, so the result is a host bool whatever the other side is."""
+    return any(isinstance(operand, (cst.SimpleString, cst.ConcatenatedString,
+                                    cst.FormattedString))
+               for operand in (node.left, *(c.comparator for c in node.comparisons)))
+
+
 def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     """The same expression without its parentheses (for building new code)."""
     if getattr(node, "lpar", None):

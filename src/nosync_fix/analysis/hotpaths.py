@@ -75,11 +75,7 @@ class HotPaths:
         and torch.compile (``if __debug__:``, a runtime import) may not compile there.
         """
         for ancestor in self.md.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef) and any(
-                self.md.qualified_names(d.decorator.func if isinstance(d.decorator, cst.Call)
-                                        else d.decorator) & _SCRIPT
-                for d in ancestor.decorators
-            ):
+            if isinstance(ancestor, cst.FunctionDef) and self._decorated_with(ancestor, _SCRIPT):
                 return ancestor
         return None
 
@@ -165,15 +161,22 @@ class HotPaths:
             return bool(self.md.qualified_names(test.func) & _IS_COMPILING)
         return False
 
+    def _decorated_with(self, func: cst.FunctionDef, names: frozenset[str]) -> bool:
+        """Whether a decorator of ``func`` is one of ``names``, bare or called
+        (``@torch.compile``, ``@torch.compile(backend=...)``)."""
+        for decorator in func.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if self.md.qualified_names(expr) & names:
+                return True
+        return False
+
     def _find_compiled_functions(self) -> set[int]:
         compiled: set[int] = set()
         for func in self.md.nodes(cst.FunctionDef):
-            for decorator in func.decorators:
-                expr = decorator.decorator
-                if isinstance(expr, cst.Call):
-                    expr = expr.func
-                if self.md.qualified_names(expr) & _COMPILE:
-                    compiled.add(id(func))
+            if self._decorated_with(func, _COMPILE):
+                compiled.add(id(func))
         for call in self.md.nodes(cst.Call):
             if not self.md.qualified_names(call.func) & _COMPILE:
                 continue

@@ -26,7 +26,14 @@ from libcst.metadata.scope_provider import (
 )
 
 from . import _tables as T
-from .base import Metadata, call_name, dotted_name, positional_args, visit
+from .base import (
+    Metadata,
+    call_name,
+    compares_with_text,
+    dotted_name,
+    positional_args,
+    visit,
+)
 
 
 class Kind(enum.Enum):
@@ -106,7 +113,6 @@ _METADATA_METHODS = frozenset({
     "storage_offset",
 })
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception"})
-_STRING_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 class _InProgress:
@@ -994,11 +1000,9 @@ class TensorFacts:
         if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
                for c in node.comparisons):
             return Value.HOST
-        operands = [node.left] + [c.comparator for c in node.comparisons]
-        if any(isinstance(o, _STRING_LITERALS) for o in operands):
-            # `out == "forward_return"`: no tensor compares to text, whatever `out` is.
+        if compares_with_text(node):
             return Value.HOST
-        values = [self.value(o) for o in operands]
+        values = [self.value(node.left)] + [self.value(c.comparator) for c in node.comparisons]
         if Value.TENSOR in values:
             return Value.TENSOR
         if all(v in (Value.HOST, Value.ARRAY, Value.CONTAINER) for v in values):

@@ -33,10 +33,16 @@ import libcst as cst
 
 from ..analysis import Effect, HostRead, Kind, ModuleAnalysis, Value
 from ..analysis import _tables as T
-from ..analysis.base import call_name, keyword_arg, positional_args, strip_parens, visit
+from ..analysis.base import (
+    call_name,
+    compares_with_text,
+    keyword_arg,
+    positional_args,
+    strip_parens,
+    visit,
+)
 from ._helpers import method_call, short
 
-_STRING_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
              cst.Equal, cst.NotEqual)
 _SCALAR_READS = ("item", "float", "int", "bool")
@@ -178,9 +184,7 @@ class _Translator:
     def _comparison(self, expr: cst.Comparison) -> _Part:
         operators = [c.operator for c in expr.comparisons]
         sides = [expr.left] + [c.comparator for c in expr.comparisons]
-        # `out == "forward_return"`: no tensor compares to text, so the test is a host bool.
-        text = any(isinstance(side, _STRING_LITERALS) for side in sides)
-        if text or not all(isinstance(op, _ORDERING) for op in operators):
+        if compares_with_text(expr) or not all(isinstance(op, _ORDERING) for op in operators):
             if self._contains_read(expr):
                 return _Part(True, None, why_not=f"`{short(expr)}` reads the device inside a "
                                                 "host comparison")

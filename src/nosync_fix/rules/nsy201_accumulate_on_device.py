@@ -319,7 +319,8 @@ class AccumulateOnDevice(Rule):
             message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
                         "is unknown, so it is summed in that dtype)")
         float64 = self.context.settings.accumulate_dtype == "float64"
-        narrowed = not float64 and any(self._sums_in_float(r, float_sum) for r in reads)
+        narrowed = not float64 and any(
+            _sums_in_float(self._read_type(r), float_sum) for r in reads)
         if narrowed and not dtype_unknown:
             message += (" (unsafe: floats are summed in float32, as configured, where Python "
                         "adds in float64: the last digits may differ)")
@@ -356,15 +357,11 @@ class AccumulateOnDevice(Rule):
         """The tensor that replaces a read: detached, in the dtype the sum is kept in."""
         tensor = detached(read.tensor)
         kind = self._read_type(read)
-        if self._sums_in_float(read, float_sum):
+        if _sums_in_float(kind, float_sum):
             return method_call(tensor, "double" if float64 else "float")
         if kind == "int":
             return tensor if is_int64(self.analysis, read.tensor) else method_call(tensor, "long")
         return tensor
-
-    def _sums_in_float(self, read: HostRead, float_sum: bool) -> bool:
-        kind = self._read_type(read)
-        return kind == "float" or (kind is None and float_sum)
 
     def _increment_type(self, expr: cst.BaseExpression) -> str | None:
         """"float", "int", None (unknown) or "power" (an integer power) for what is added."""
@@ -462,6 +459,12 @@ def _accumulation_kind(holder: cst.CSTNode, name: str) -> tuple[str, cst.BaseExp
     if is_conversion(value, name):
         return "conversion", None
     return "other", None
+
+
+def _sums_in_float(kind: str | None, float_sum: bool) -> bool:
+    """Whether a read of this number type is summed as a float: a float read, or one of
+    unknown type added to a sum that started as a float."""
+    return kind == "float" or (kind is None and float_sum)
 
 
 class _ReadCollector(cst.CSTVisitor):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..analysis import Effect, Kind
-from ..analysis.base import positional_args, visit
+from ..analysis.base import compares_with_text, positional_args, visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import method_call, parenthesized, short, torch_ref
@@ -207,9 +207,7 @@ class AsyncAssert(Rule):
         if not all(isinstance(c.operator, _COMPARISONS) for c in expr.comparisons):
             return None
         operands = [expr.left] + [c.comparator for c in expr.comparisons]
-        if any(isinstance(o, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-               for o in operands):
-            # `self() == "forward_return"`: no tensor compares to text, a host bool.
+        if compares_with_text(expr):
             return None if self._reads_device(expr) else _Condition(expr, False, False)
         converted = [self._operand(o) for o in operands]
         if any(c is None for c in converted):
