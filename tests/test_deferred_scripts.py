@@ -19,7 +19,7 @@ import pytest
 
 from nosync_fix import fix_code
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 #: Scripts that show a traceback import the runtime already, so that the rewrite adds no
@@ -115,6 +115,10 @@ def test_compiled_loop(tmp_path) -> None:
     # "sequence item 1: expected str instance, float found" after the graph break.)
     fixed, (original, rewritten) = run_both(tmp_path, source, ["NSY301"])
     assert "deferred_print(fmt(" in fixed and "deferred_print(percent_fmt(" in fixed
+    if original[0] != 0 and b"InternalTorchDynamoError" in original[2]:
+        # torch 2.14.1's Dynamo crashes on the original itself ("Unknown format code 'f'
+        # for object of type 'str'" resuming after `.item()`): nothing to compare with.
+        pytest.skip(f"torch {torch.__version__} cannot compile the original script")
     assert original[0] == rewritten[0] == 0
     assert rewritten[1] == original[1]  # stdout; stderr has Dynamo's timestamped warnings
     assert b"third 16.000, 48.00 96.0" in original[1]
