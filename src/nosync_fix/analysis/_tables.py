@@ -174,6 +174,39 @@ MODULE_BASES = frozenset({
     "pytorch_lightning.core.LightningModule", "lightning.pytorch.core.LightningModule",
     "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
 })
+#: Annotations that name a tensor type.
+TENSOR_ANNOTATIONS = frozenset({
+    "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+    "torch.DoubleTensor", "torch.HalfTensor", "torch.IntTensor", "torch.ByteTensor",
+    "torch.cuda.FloatTensor", "torch.cuda.LongTensor", "torch.nn.Parameter",
+    "torch.nn.parameter.Parameter",
+})
+#: torch namespaces whose functions return tensors.
+TORCH_TENSOR_NAMESPACES = (
+    "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.",
+    "torch.masked.", "torch.sparse.", "torch.nested.",
+)
+#: torch names that are (or make) tensors.
+TORCH_TENSOR_CLASSES = frozenset({
+    "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+    "torch.DoubleTensor", "torch.HalfTensor", "torch.IntTensor", "torch.ByteTensor",
+    "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.get_total_norm",
+    "torch.nn.utils.parameters_to_vector", "torch.autograd.grad",
+})
+#: Wrappers that return the module they are given.
+MODULE_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel", "torch.compile",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+})
+#: Tensor methods that return metadata (host values).
+METADATA_METHODS = frozenset({
+    "size", "dim", "numel", "nelement", "ndimension", "stride", "element_size",
+    "is_contiguous", "is_floating_point", "is_complex", "get_device", "data_ptr",
+    "storage_offset",
+})
 
 
 def is_test_file_name(filename: str) -> bool:

@@ -75,12 +75,6 @@ def join(values: Iterable[Value | None]) -> Value:
     return Value.UNKNOWN
 
 
-_TENSOR_ANNOTATIONS = frozenset({
-    "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
-    "torch.DoubleTensor", "torch.HalfTensor", "torch.IntTensor", "torch.ByteTensor",
-    "torch.cuda.FloatTensor", "torch.cuda.LongTensor", "torch.nn.Parameter",
-    "torch.nn.parameter.Parameter",
-})
 _HOST_ANNOTATIONS = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
     "builtins.complex", "torch.device", "torch.dtype", "torch.Size",
@@ -90,28 +84,6 @@ _TORCH_HOST_NAMESPACES = (
     "torch.multiprocessing.", "torch.profiler.", "torch.autograd.profiler.", "torch.amp.",
     "torch.cuda", "torch.mps.", "torch.xpu.", "torch.hub.", "torch.onnx.", "torch.export.",
 )
-_TORCH_TENSOR_NAMESPACES = (
-    "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.",
-    "torch.masked.", "torch.sparse.", "torch.nested.",
-)
-_TORCH_TENSOR_CLASSES = frozenset({
-    "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
-    "torch.DoubleTensor", "torch.HalfTensor", "torch.IntTensor", "torch.ByteTensor",
-    "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
-    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
-    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.get_total_norm",
-    "torch.nn.utils.parameters_to_vector", "torch.autograd.grad",
-})
-_MODULE_WRAPPERS = frozenset({
-    "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-    "torch.nn.parallel.DataParallel", "torch.compile",
-    "torch.distributed.fsdp.FullyShardedDataParallel",
-})
-_METADATA_METHODS = frozenset({
-    "size", "dim", "numel", "nelement", "ndimension", "stride", "element_size",
-    "is_contiguous", "is_floating_point", "is_complex", "get_device", "data_ptr",
-    "storage_offset",
-})
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception"})
 
 
@@ -611,7 +583,7 @@ class TensorFacts:
                 "builtins.dict", "typing.Sequence", "typing.Iterable",
             } else Value.UNKNOWN
         qnames = self.md.qualified_names(annotation)
-        if qnames & _TENSOR_ANNOTATIONS:
+        if qnames & T.TENSOR_ANNOTATIONS:
             return Value.TENSOR
         if qnames & _HOST_ANNOTATIONS:
             return Value.HOST
@@ -888,13 +860,13 @@ class TensorFacts:
                     Value.UNKNOWN)
             return None
         if root == "torch":
-            if q in _TORCH_TENSOR_CLASSES:
+            if q in T.TORCH_TENSOR_CLASSES:
                 return Value.TENSOR
-            if q in _MODULE_WRAPPERS:
+            if q in T.MODULE_WRAPPERS:
                 inner = self.value(args[0]) if args else Value.UNKNOWN
                 return Value.MODULE if inner is Value.MODULE or q != "torch.compile" else (
                     Value.HOST if inner is Value.HOST else Value.UNKNOWN)
-            if q.startswith(_TORCH_TENSOR_NAMESPACES):
+            if q.startswith(T.TORCH_TENSOR_NAMESPACES):
                 return Value.TENSOR
             if q.startswith("torch.nn."):
                 last = q.rsplit(".", 1)[-1]
@@ -921,7 +893,7 @@ class TensorFacts:
                       call: cst.Call) -> Value | None:
         if method in ("item", "tolist"):
             return Value.HOST
-        if method in _METADATA_METHODS:
+        if method in T.METADATA_METHODS:
             return Value.HOST
         if method in ("parse_args", "parse_known_args"):
             return Value.HOST
