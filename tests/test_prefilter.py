@@ -26,13 +26,15 @@ from torch_programs import torch_programs
 from golden import cases
 from nosync_fix.analysis import Kind, ModuleAnalysis
 from nosync_fix.config import Settings
-from nosync_fix.engine import process_source
+from nosync_fix.engine import live_rules, process_source
 from nosync_fix.prefilter import (
+    _NORMAL,
     ALL_SIGNALS,
     Need,
     Signal,
     _Bindings,
     _HostExpressions,
+    _Scanner,
     hot_locations,
     parse,
     scan,
@@ -281,12 +283,58 @@ def test_configured_hot_functions() -> None:
     ("for x in xs:\n    y = x[x > 0]\n", Signal.DATA_DEPENDENT),
     ("for x in xs:\n    i = x.nonzero()\n", Signal.DATA_DEPENDENT),
     ("for x in xs:\n    i = torch.where(x)\n", Signal.DATA_DEPENDENT),
-    ("for i, x in enumerate(xs):\n    buf[i] = x\n", Signal.STORE),
+    ("buf = torch.zeros(3)\nfor i, x in enumerate(xs):\n    buf[i] = x\n", Signal.STORE),
     ("for x in xs:\n    y = x.to('cpu')\n", Signal.READ),
     ("for x in xs:\n    y = x.to(device=torch.device('cpu'))\n", Signal.READ),
 ])
 def test_signals(source: str, signal: Signal) -> None:
-    assert signal in _hot(source)
+    assert signal in _hot("import torch\nxs = torch.ones(3, 4)\n" + source)
+
+
+@pytest.mark.parametrize("source, signal", [
+    ("for x in xs:\n    total = total + float(x)\n", Signal.ACCUMULATE),
+    ("for x in xs:\n    if x > 0:\n        pass\n", Signal.CONDITION),
+    ("for x in xs:\n    print(x)\n", Signal.OUTPUT),
+    ("for x in xs:\n    s = f'{x:.3f}'\n", Signal.OUTPUT),
+    ("for x in xs:\n    y = x[x > 0]\n", Signal.DATA_DEPENDENT),
+    ("buf = torch.zeros(3)\nfor i, x in enumerate(xs):\n    buf[i] = x\n", Signal.STORE),
+    ("for m in ms:\n    n = int(m.group(1))\n", Signal.READ),
+])
+def test_values_that_cannot_be_tensors_give_no_signal(source: str, signal: Signal) -> None:
+    """``xs`` holds nothing the analysis could call a tensor: nothing to act on."""
+    assert signal not in _hot(source)
+    assert signal in _hot(source + "x.backward()\nm.backward()\n")  # evidence of a tensor
+
+
+def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
+    assert Signal.STORE not in _hot("for x in xs:\n    state['a'] = x\nx.backward()\n")
+    assert Signal.STORE not in _hot("state = dict()\nfor x in xs:\n    state['a'] = x\n"
+                                    "x.backward()\n")
+    assert Signal.STORE in _hot("state = t.cpu()\nfor x in xs:\n    state['a'] = x\n"
+                                "x.backward()\n")  # bound to a method's result: maybe a copy
+    assert Signal.STORE in _hot("import numpy\nfor x in xs:\n    state['a'] = x\n"
+                                "x.backward()\n")  # maybe an array
+
+
+def test_reads_count_whatever_the_receiver() -> None:
+    assert Signal.OUTPUT in _hot("for x in xs:\n    print(x.item())\n")
+    assert Signal.CONDITION in _hot("for x in xs:\n    if x.item() > 0:\n        pass\n")
+
+
+def test_parameters_of_forward_may_be_tensors() -> None:
+    source = "class M(nn.Module):\n    def forward(self, x):\n        return x[x > 0].sum()\n"
+    assert Signal.DATA_DEPENDENT in _hot(source)
+
+
+def test_nothing_is_hot_in_a_test_file() -> None:
+    source = "import torch\nfor x in torch.ones(3):\n    print(x.item())\n"
+    rules = list(all_rules())
+    assert live_rules(source, parse(source), Settings(), rules)
+    hot_only = [r for r in live_rules(source, parse(source), Settings(), rules,
+                                      test_module=True) if r.hot_paths_only]
+    assert not hot_only
+    everywhere = dataclasses.replace(Settings(), all_paths=True)
+    assert live_rules(source, parse(source), everywhere, rules, test_module=True)
 
 
 def test_conversions_and_plain_reads_are_no_accumulation() -> None:
@@ -323,11 +371,19 @@ def test_trivially_host_code_gives_no_signal(source: str) -> None:
     "xs = [i for i in range(3)]\nfor x in xs:\n    if i > 0:\n        pass\n",
     "class M(nn.Module):\n    def forward(self, x):\n        self.training = x.any()\n"
     "        if self.training:\n            pass\n",
-    "for x in xs:\n    if x in mask:\n        pass\n",
     "for x in xs:\n    if bool(x):\n        pass\n",
 ])
 def test_what_is_not_trivially_host(source: str) -> None:
-    assert Signal.CONDITION in _hot(source) or Signal.READ in _hot(source)
+    tree = parse(source)
+    claims: list[bool] = []
+
+    class Recorder(_Scanner):
+        def condition(self, test: ast.expr, state: int) -> None:
+            claims.append(self.host.trivially_host(test))
+            super().condition(test, state)
+
+    Recorder(tree, source, frozenset(), None).block(tree.body, _NORMAL)
+    assert claims and not all(claims)
 
 
 def test_too_deep_to_scan_means_everything() -> None:

@@ -159,7 +159,7 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
     tree = syntax_check(text, filename)
-    live = live_rules(text, tree, settings, rules)
+    live = live_rules(text, tree, settings, rules, test_module=is_test_file_name(filename))
     if not live:
         return result()
     suppressions = parse_suppressions(text)
@@ -204,7 +204,8 @@ def _analyse(text: str, encoding: str, filename: str, settings: Settings,
         suppressions = parse_suppressions(current)
         module = new_module
         # The fixed text may hold what another rule acts on: ask the pre-filter again.
-        live = live_rules(current, syntax_check(current, filename), settings, rules)
+        live = live_rules(current, syntax_check(current, filename), settings, rules,
+                          test_module=is_test_file_name(filename))
     raise AssertionError("unreachable")
 
 
@@ -298,16 +299,19 @@ def check_compiles(text: str, encoding: str, filename: str,
 
 
 def live_rules(text: str, tree: ast.Module, settings: Settings,
-               rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+               rules: Sequence[type[Rule]], *, test_module: bool = False) -> list[type[Rule]]:
     """The rules that may find something in ``text`` (whose ``ast`` is ``tree``).
 
     A rule is skipped when the text contains none of its ``triggers``, or when
     it declares the ``signals`` it acts on and the pre-filter finds none of them
     where the rule looks (hot regions, or anywhere with ``--all-paths`` or for a
-    rule that is not limited to hot paths).
+    rule that is not limited to hot paths). In a test file (``test_module``) nothing
+    is hot: a rule limited to hot paths finds nothing there.
     """
     triggered = [rule for rule in rules
                  if not rule.triggers or any(t in text for t in rule.triggers)]
+    if test_module and not settings.all_paths:
+        triggered = [rule for rule in triggered if not rule.hot_paths_only]
     if not settings.prefilter or all(rule.signals is None for rule in triggered):
         return triggered
     needs = {rule: prefilter.Need(rule.signals, settings.all_paths or not rule.hot_paths_only)

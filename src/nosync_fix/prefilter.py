@@ -9,10 +9,12 @@ on a file without them; a file on which no selected rule needs running is not
 parsed by LibCST at all.
 
 Soundness is the whole point: every hot region of :mod:`nosync_fix.analysis.hotpaths`
-is a hot region here (this scan's regions are a superset), and an expression
-is "trivially host" here only when the analysis is sure to call it a host value
-too. ``tests/test_prefilter.py`` checks both, and that findings and fixes are
-the same with the pre-filter on and off.
+is a hot region here (this scan's regions are a superset); an expression is
+"trivially host" here only when the analysis is sure to call it a host value too;
+and it "may involve a tensor" (:class:`~nosync_fix.maybe_tensors.MaybeTensors`)
+wherever the analysis could call some part of it a tensor.
+``tests/test_prefilter.py`` and ``tests/test_maybe_tensors.py`` check all three,
+and that findings and fixes are the same with the pre-filter on and off.
 
 Hot regions (a superset of ``HotPaths``): ``for``/``while`` bodies and ``while``
 tests; comprehension elements, conditions and inner loops; the whole of a
@@ -37,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .analysis import _tables as T
+from .maybe_tensors import MaybeTensors
 
 
 class Signal(enum.Flag):
@@ -44,7 +47,7 @@ class Signal(enum.Flag):
 
     NONE = 0
     #: An explicit read: ``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``, or
-    #: ``float()``/``int()``/``bool()``/``complex()`` of anything not trivially host.
+    #: ``float()``/``int()``/``bool()``/``complex()`` of what may be a tensor.
     READ = enum.auto()
     #: A read (as ``READ``) that is accumulated: in the value of an augmented
     #: assignment (``total += loss.item()``, any target); in an operand or argument of
@@ -53,21 +56,22 @@ class Signal(enum.Flag):
     #: ``total = float(total)``); or in the arguments of an ``update`` method
     #: (``meter.update(loss.item())``).
     ACCUMULATE = enum.auto()
-    #: A condition that is not trivially host: the test of ``if``/``while``/``assert``,
-    #: a conditional expression, a comprehension's ``if`` or a ``case`` guard, and
-    #: ``not``/``and``/``or`` expressions.
+    #: A condition that may involve a tensor ("device" below): the test of
+    #: ``if``/``while``/``assert``, of a conditional expression, a comprehension's
+    #: ``if`` or a ``case`` guard.
     CONDITION = enum.auto()
-    #: Output of values that are not trivially host: ``print``, logging and writer
+    #: Output of values that may involve a tensor: ``print``, logging and writer
     #: methods (``info``, ``log``, ``add_scalar``, ``set_postfix`` ...), f-strings and
     #: ``%`` formatting of such values.
     OUTPUT = enum.auto()
     #: A call to ``synchronize``.
     SYNC = enum.auto()
     #: Data-dependent shapes: ``nonzero``, ``argwhere``, ``masked_select``, ``unique``,
-    #: one-argument ``where``, ``equal``, and subscripts by an expression that is not
-    #: trivially host (a boolean mask, say).
+    #: one-argument ``where``, ``equal``, and subscripts of what may be a tensor (or a
+    #: parameter of ``forward``) by an index that is not trivially host (a mask, say).
     DATA_DEPENDENT = enum.auto()
-    #: A store into a subscript (``buf[i] = v``, ``buf[i] += v``).
+    #: A store of what may involve a tensor into a subscript of what may be a host
+    #: buffer (``buf[i] = v``, ``buf[i] += v``).
     STORE = enum.auto()
 
 
@@ -178,6 +182,7 @@ class _Scanner:
         self._update_wanted()
         self.compiled_names, self.compiled_definitions = _compiled_functions(tree, text)
         self._host: _HostExpressions | None = None
+        self._tensors: MaybeTensors | None = None
         self.visible: set[int] = {id(tree)}
         self.record: set[tuple[int, int]] | None = None
 
@@ -186,6 +191,17 @@ class _Scanner:
         if self._host is None:  # the binding facts cost a walk of the whole file
             self._host = _HostExpressions(_Bindings(self.tree), self.visible)
         return self._host
+
+    @property
+    def tensors(self) -> MaybeTensors:
+        if self._tensors is None:  # facts about the whole file: computed when first asked
+            self._tensors = MaybeTensors(
+                self.tree, {"forward"} | self.compiled_names, self.compiled_definitions)
+        return self._tensors
+
+    def device(self, node: ast.expr) -> bool:
+        """Whether some part of ``node`` may be a tensor or reads one."""
+        return self.tensors.device(node)
 
     def _update_wanted(self) -> None:
         if self.pending is None:
@@ -254,7 +270,8 @@ class _Scanner:
             ):
                 self.signal(Signal.ACCUMULATE, state)
             for target in targets:
-                self.target(target, state)
+                self.target(target, state, node.value if not isinstance(
+                    node, ast.AnnAssign) else None)
             if node.value is not None:
                 self.expression(node.value, state)
             if isinstance(node, ast.AnnAssign):
@@ -341,23 +358,26 @@ class _Scanner:
 
     # -- signals -----------------------------------------------------------------------------
 
-    def target(self, node: ast.expr, state: int) -> None:
-        """An assignment target: subscripts store, their parts are read."""
+    def target(self, node: ast.expr, state: int, value: ast.expr | None = None) -> None:
+        """An assignment target (of ``value``, in an assignment): subscripts store, their
+        parts are read."""
         if isinstance(node, ast.Subscript):
-            if self.looks_for(Signal.STORE, state):
+            if value is not None and self.looks_for(Signal.STORE, state) and (
+                self.tensors.host_buffer(node.value) and self.device(value)
+            ):
                 self.signal(Signal.STORE, state)
             self.expression(node.value, state)
-            self._index(node.slice, state)
+            self._index(node, state)
         elif isinstance(node, (ast.Tuple, ast.List)):
             for element in node.elts:
-                self.target(element, state)
+                self.target(element, state, value)
         elif isinstance(node, ast.Starred):
-            self.target(node.value, state)
+            self.target(node.value, state, value)
         elif isinstance(node, ast.Attribute):
             self.expression(node.value, state)
 
     def condition(self, test: ast.expr, state: int) -> None:
-        if self.looks_for(Signal.CONDITION, state) and not self.host.trivially_host(test):
+        if self.looks_for(Signal.CONDITION, state) and self.device(test):
             self.signal(Signal.CONDITION, state)
         self.expression(test, state)
 
@@ -374,26 +394,24 @@ class _Scanner:
             kind = type(current)
             if kind is ast.Call:
                 self._call(current, where)  # type: ignore[arg-type]
-            elif kind is ast.BoolOp or kind is ast.IfExp or (
-                kind is ast.UnaryOp and isinstance(current.op, ast.Not)  # type: ignore
-            ):
-                if self.looks_for(Signal.CONDITION, where) and not self.host.trivially_host(
-                    current  # type: ignore[arg-type]
+            elif kind is ast.IfExp:  # `a if <test> else b`: the rules judge the test
+                if self.looks_for(Signal.CONDITION, where) and self.device(
+                    current.test  # type: ignore[attr-defined]
                 ):
                     self.signal(Signal.CONDITION, where)
             elif kind is ast.Subscript:
                 if isinstance(current.ctx, ast.Load):  # type: ignore[attr-defined]
-                    self._index(current.slice, where)  # type: ignore[attr-defined]
+                    self._index(current, where)  # type: ignore[arg-type]
                     stack.append((current.value, where))  # type: ignore[attr-defined]
                     continue
             elif kind is ast.JoinedStr:
-                if self.looks_for(Signal.OUTPUT, where) and not self.host.trivially_host(
+                if self.looks_for(Signal.OUTPUT, where) and self.device(
                     current  # type: ignore[arg-type]
                 ):
                     self.signal(Signal.OUTPUT, where)
             elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
                 current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
-            ) and self.looks_for(Signal.OUTPUT, where) and not self.host.trivially_host(
+            ) and self.looks_for(Signal.OUTPUT, where) and self.device(
                 current.right  # type: ignore[attr-defined]
             ):
                 self.signal(Signal.OUTPUT, where)
@@ -418,9 +436,7 @@ class _Scanner:
             stack.append((generator.iter, state if index == 0 else hot))
             self.target(generator.target, hot)
             for condition in generator.ifs:
-                if self.looks_for(Signal.CONDITION, hot) and not self.host.trivially_host(
-                    condition
-                ):
+                if self.looks_for(Signal.CONDITION, hot) and self.device(condition):
                     self.signal(Signal.CONDITION, hot)
                 stack.append((condition, hot))
         for part in ("elt", "key", "value"):
@@ -428,8 +444,14 @@ class _Scanner:
             if value is not None:
                 stack.append((value, hot))
 
-    def _index(self, index: ast.expr, state: int) -> None:
-        if self.looks_for(Signal.DATA_DEPENDENT, state) and not self._plain_index(index):
+    def _index(self, subscript: ast.Subscript, state: int) -> None:
+        """A subscript's index: a mask (not a position or key) of a value that may be a
+        tensor selects a data-dependent shape."""
+        index = subscript.slice
+        base = subscript.value
+        if self.looks_for(Signal.DATA_DEPENDENT, state) and (
+            self.tensors.tensor(base) or self.tensors.model_argument(base)
+        ) and not self._plain_index(index):
             self.signal(Signal.DATA_DEPENDENT, state)
         self.expression(index, state)
 
@@ -460,7 +482,7 @@ class _Scanner:
         elif name in _OUTPUT_METHODS or name in _OUTPUT_FUNCTIONS:
             if self.looks_for(Signal.OUTPUT, state) and (
                 isinstance(func, ast.Attribute) or name in _OUTPUT_FUNCTIONS
-            ) and not self.host.all_host(call):
+            ) and any(self.device(a) for a in (*call.args, *(k.value for k in call.keywords))):
                 self.signal(Signal.OUTPUT, state)
         elif name == "synchronize":
             self.signal(Signal.SYNC, state)
@@ -476,8 +498,8 @@ class _Scanner:
                 return _names_cpu(call)
             return func.attr in _READ_METHODS
         if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
-            return not (len(call.args) == 1 and not call.keywords
-                        and self.host.trivially_host(call.args[0]))
+            # The analysis reads with a builtin only a tensor: `float(t)`.
+            return not (len(call.args) == 1 and not call.keywords) or self.device(call.args[0])
         return False
 
     def _reads_in(self, value: ast.expr) -> bool:
@@ -523,10 +545,6 @@ class _HostExpressions:
         self.rebound = facts.rebound
         self.training_assigned = facts.training_assigned
         self.visible = visible
-
-    def all_host(self, call: ast.Call) -> bool:
-        return all(self.trivially_host(a) for a in call.args) and all(
-            self.trivially_host(k.value) for k in call.keywords)
 
     def trivially_host(self, node: ast.expr) -> bool:
         kind = type(node)

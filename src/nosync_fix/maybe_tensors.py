@@ -1,0 +1,787 @@
+"""Could this expression be a tensor? A cheap over-approximation, on Python's ``ast``.
+
+The pre-filter (:mod:`nosync_fix.prefilter`) asks this before LibCST parses a
+file: a condition, an index, a printed value or a stored value that cannot be a
+tensor gives no rule anything to act on. The answer must never be "no" where the
+analysis (:mod:`nosync_fix.analysis.tensors`) could answer ``Kind.TENSOR``; it
+may say "maybe" far more often. ``tests/test_maybe_tensors.py`` checks that on
+every expression of every corpus.
+
+How it over-approximates the analysis:
+
+* A name is resolved to the scope that binds it, as Python does (functions,
+  lambdas, comprehensions, class bodies; ``global`` and ``nonlocal`` names are
+  taken file-wide, by spelling), and may hold a tensor when any binding of it in
+  that scope may: the analysis looks at the bindings that reach the use.
+  Inside a comprehension the enclosing scopes count too.
+* A name the analysis knows nothing about becomes a tensor there on evidence of
+  use (``x.backward()``, ``x.to(device)``, ``F.relu(x)``): here any such use of
+  the name counts, counter-evidence is ignored.
+* ``self.<attr>`` may be a tensor when anything assigned to an attribute of that
+  spelling, on any object, may be one, or it is registered as a buffer or
+  parameter.
+* Some rules presume the parameters of ``forward`` and of compiled functions to be
+  tensors (``is_model_argument``): :meth:`MaybeTensors.model_argument` says which
+  names may be such a parameter (any parameter of a function so named, or so
+  decorated).
+* A value the analysis joins (``a or b``, ``x if c else y``) is a tensor only
+  when every part is: the same here, part by part.
+
+Facts about names, attributes and functions are computed on demand and depend on
+one another (``x = y + 1``, ``y = x``): an answer reached while assuming "no" for
+something still being computed is remembered only when it is "maybe" or when the
+assumption turned out not to matter. Past a budget of steps the answer is
+"maybe" for everything, which is always sound.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Collection, Iterator
+
+from .analysis import _tables as T
+
+_TENSOR_TYPE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in T.TENSOR_ANNOTATIONS)
+_MODULE_TYPE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in T.MODULE_BASES)
+_EVIDENCE_METHODS = T.STRONG_TENSOR_EVIDENCE | T.WEAK_TENSOR_EVIDENCE
+_READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
+_PARAMETER_METHODS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
+_SUBMODULE_METHODS = frozenset({"children", "modules", "named_children", "named_modules"})
+_PASS_THROUGH_ITERATORS = frozenset({"enumerate", "zip", "reversed", "sorted", "list"})
+_LITERALS = (ast.List, ast.Tuple, ast.Set)
+#: Generic types the analysis reads as containers, whatever their elements.
+_CONTAINER_TYPES = frozenset({"List", "Tuple", "Dict", "list", "tuple", "dict", "Sequence",
+                              "Iterable"})
+_VALUES = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare,
+           ast.BoolOp, ast.IfExp, ast.NamedExpr)
+#: Builtins whose result is a host value whatever their arguments.
+_HOST_CALLS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id", "type"})
+#: Steps of fact computation per file before giving up (and answering "maybe").
+_BUDGET = 200_000
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class MaybeTensors:
+    """Answers "could this ``ast`` expression be a tensor (or an nn.Module)?" for one file."""
+
+    def __init__(self, tree: ast.Module, model_functions: Collection[str] = ("forward",),
+                 model_definitions: Collection[int] = ()) -> None:
+        """``model_functions`` (names) and ``model_definitions`` (``id`` of definitions):
+        the functions whose parameters are presumed to be tensors."""
+        self._model_functions = frozenset(model_functions)
+        self._model_definitions = frozenset(model_definitions)
+        self._scopes: list[_Scope] = []
+        #: the scope of every name in the file, by ``id`` of its node
+        self._scope_of: dict[int, int] = {}
+        #: (scope, name) -> how each binding binds it: (how, node); scope None: by spelling
+        self._bindings: dict[tuple[int | None, str], list[tuple[str, ast.AST | None]]] = {}
+        #: names bound by ``global`` or ``nonlocal`` somewhere: resolved by spelling
+        self._unscoped: set[str] = set()
+        #: attribute -> what is assigned to attributes of that spelling: (how, node)
+        self._attributes: dict[str, list[tuple[str, ast.AST]]] = {}
+        #: function name -> its return values
+        self._returns: dict[str, list[ast.expr]] = {}
+        self._classes: set[str] = set()
+        #: local name -> the torch modules or objects it was imported as
+        self._torch_imports: dict[str, list[str]] = {"torch": ["torch"]}
+        #: whether numpy-like arrays can occur (an array library is imported, or `.numpy()`)
+        self.may_have_arrays = False
+        #: bindings (resolved) shown to hold tensors by a use: ``x.backward()``, ``F.relu(x)``
+        self._evidence: set[tuple[int | None, str]] = set()
+        self._memo: dict[tuple[str, object], bool] = {}
+        self._active: set[tuple[str, object]] = set()
+        self._assumed: set[tuple[str, object]] = set()
+        self._steps = 0
+        self._gave_up = False
+        collector = _Collector(self)
+        collector.visit(tree)
+        for scope, name in collector.evidence:
+            self._evidence.update(self._resolve(scope, name))
+        for scope, func, names in collector.calls_with_names:
+            if any(_takes_tensors(q) for q in self._torch_names(func)):
+                for name in names:  # `F.relu(x)`: the analysis takes x as a tensor
+                    self._evidence.update(self._resolve(scope, name))
+
+    # -- public questions ---------------------------------------------------------------------
+
+    def tensor(self, node: ast.expr) -> bool:
+        """Whether the analysis could call ``node`` a tensor."""
+        return self._ask(self._tensor, node)
+
+    def module(self, node: ast.expr) -> bool:
+        """Whether the analysis could call ``node`` an nn.Module."""
+        return self._ask(self._module, node)
+
+    def device(self, node: ast.expr) -> bool:
+        """Whether some part of ``node`` may be a tensor or reads one (``.item()`` ...)."""
+        return self._ask(self._device, node)
+
+    def model_argument(self, node: ast.expr) -> bool:
+        """Whether ``node`` may be a parameter of ``forward`` or of a compiled function."""
+        return isinstance(node, ast.Name) and any(
+            how == "model argument" for how, _ in self._bindings_of(node))
+
+    def host_buffer(self, node: ast.expr) -> bool:
+        """Whether ``node`` may be a host buffer for the rules (``is_host_buffer``): a name
+        that may hold an array, or is bound to what a torch function, a method or
+        ``reversed`` returns (``torch.zeros(n)``, ``x.cpu()``)."""
+        if not isinstance(node, ast.Name):
+            return False
+        return self.may_have_arrays or any(
+            how == "value" and isinstance(value, ast.Call) and self._may_make_a_buffer(value)
+            for how, value in self._bindings_of(node))
+
+    def _may_make_a_buffer(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Attribute) or any(True for _ in self._torch_names(func)):
+            return True
+        return isinstance(func, ast.Name) and func.id == "reversed"
+
+    def _ask(self, question: Callable[[ast.expr], bool], node: ast.expr) -> bool:
+        if self._gave_up:
+            return True
+        try:
+            return question(node)
+        except (_OverBudget, RecursionError):
+            self._gave_up = True
+            return True
+
+    # -- names ---------------------------------------------------------------------------------
+
+    def _resolve(self, scope: int | None, name: str) -> list[tuple[int | None, str]]:
+        """The scopes whose bindings a use of ``name`` in ``scope`` may see."""
+        if scope is None or name in self._unscoped:
+            return [(None, name)]
+        found: list[tuple[int | None, str]] = []
+        passed_function = False
+        current: int | None = scope
+        while current is not None:
+            info = self._scopes[current]
+            if not (info.kind == "class" and passed_function) and name in info.bound:
+                found.append((current, name))
+                if info.kind != "comprehension":
+                    break
+            passed_function = passed_function or info.kind == "function"
+            current = info.parent
+        return found
+
+    def _keys(self, node: ast.Name) -> list[tuple[int | None, str]]:
+        return self._resolve(self._scope_of.get(id(node)), node.id)
+
+    def _bindings_of(self, node: ast.Name) -> Iterator[tuple[str, ast.AST | None]]:
+        for key in self._keys(node):
+            yield from self._bindings_at(key)
+
+    def _bindings_at(self, key: tuple[int | None, str]) -> list[tuple[str, ast.AST | None]]:
+        return self._bindings.get(key, [])
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def _device(self, node: ast.expr) -> bool:
+        if _reads(node):
+            return True
+        stack: list[ast.AST] = [node]
+        while stack:
+            part = stack.pop()
+            if type(part) in _VALUES and self._tensor(part):
+                return True
+            if not self._host_whatever_its_parts(part):
+                stack.extend(ast.iter_child_nodes(part))
+        return False
+
+    def _host_whatever_its_parts(self, node: ast.AST) -> bool:
+        """``x.shape``, ``x.size(0)``, ``len(x)``, ``x is None``, ``k in d``: host values
+        for the analysis, whatever ``x`` is (a read inside is found on its own)."""
+        kind = type(node)
+        if kind is ast.Attribute:
+            return node.attr in T.TENSOR_HOST_ATTRIBUTES  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute):
+                return func.attr in T.METADATA_METHODS
+            return isinstance(func, ast.Name) and func.id in _HOST_CALLS and not any(
+                self._bindings_of(func))
+        if kind is ast.Compare:
+            return any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                       for op in node.ops) or any(  # type: ignore[attr-defined]
+                _is_text(o) for o in (node.left, *node.comparators))  # type: ignore
+        return False
+
+    def _tensor(self, node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in ("True", "False", "None"):  # type: ignore[attr-defined]
+                return False
+            return any(self._fact("tensor", key) for key in self._keys(node))  # type: ignore
+        if kind is ast.Attribute:
+            return self._tensor_attribute(node)  # type: ignore[arg-type]
+        if kind is ast.Call:
+            return self._tensor_call(node)  # type: ignore[arg-type]
+        if kind is ast.Subscript:
+            base = node.value  # type: ignore[attr-defined]
+            if isinstance(base, (ast.List, ast.Tuple)):
+                return any(self._tensor(e) for e in base.elts)
+            return self._tensor(base)
+        if kind is ast.BinOp:
+            return self._tensor(node.left) or self._tensor(node.right)  # type: ignore
+        if kind is ast.UnaryOp:
+            return not isinstance(node.op, ast.Not) and self._tensor(  # type: ignore
+                node.operand)  # type: ignore[attr-defined]
+        if kind is ast.Compare:
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                   for op in node.ops):  # type: ignore[attr-defined]
+                return False
+            operands = (node.left, *node.comparators)  # type: ignore[attr-defined]
+            if any(_is_text(o) for o in operands):
+                return False
+            return any(self._tensor(o) for o in operands)
+        if kind is ast.BoolOp:  # joined: a tensor only when every operand is
+            return all(self._tensor(v) for v in node.values)  # type: ignore[attr-defined]
+        if kind is ast.IfExp:
+            return self._tensor(node.body) and self._tensor(node.orelse)  # type: ignore
+        if kind is ast.NamedExpr:
+            return self._tensor(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Starred:
+            return self._tensor(node.value)  # type: ignore[attr-defined]
+        return False  # literals, containers, comprehensions, lambdas, f-strings
+
+    def _module(self, node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.Name:
+            return any(self._fact("module", key) for key in self._keys(node))  # type: ignore
+        if kind is ast.Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            base = node.value  # type: ignore[attr-defined]
+            if attr in ("module", "_orig_mod") and self._module(base):
+                return True
+            return isinstance(base, ast.Name) and self._fact("module attribute", attr)
+        if kind is ast.Call:
+            return self._module_call(node)  # type: ignore[arg-type]
+        if kind is ast.Subscript:
+            base = node.value  # type: ignore[attr-defined]
+            if isinstance(base, (ast.List, ast.Tuple)):
+                return any(self._module(e) for e in base.elts)
+            return self._module(base)
+        if kind is ast.BoolOp:
+            return all(self._module(v) for v in node.values)  # type: ignore[attr-defined]
+        if kind is ast.IfExp:
+            return self._module(node.body) and self._module(node.orelse)  # type: ignore
+        if kind is ast.NamedExpr:
+            return self._module(node.value)  # type: ignore[attr-defined]
+        return False
+
+    def _tensor_attribute(self, node: ast.Attribute) -> bool:
+        attr, base = node.attr, node.value
+        if attr in T.TENSOR_TENSOR_ATTRIBUTES and self._tensor(base):
+            return True
+        if attr in ("weight", "bias") and self._module(base):
+            return True
+        # `self.<attr>`: what the class assigns to it (any object's attribute, here).
+        return isinstance(base, ast.Name) and self._fact("tensor attribute", attr)
+
+    def _tensor_call(self, call: ast.Call) -> bool:
+        func = call.func
+        for q in self._torch_names(func):
+            if (q in T.TORCH_TENSOR_CLASSES or q.startswith(T.TORCH_TENSOR_NAMESPACES)
+                    or q[len("torch."):] in T.TORCH_TENSOR_FUNCTIONS):
+                return True
+        if self._module(func):
+            return True  # calling a module runs its forward
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in T.TENSOR_PRESERVING_BUILTINS and any(
+                    self._tensor(a) for a in call.args):
+                return True
+            return name in self._returns and self._fact("returns tensor", name)
+        if isinstance(func, ast.Attribute):
+            method, receiver = func.attr, func.value
+            if method in ("item", "tolist", "parse_args", "parse_known_args") or (
+                    method in T.METADATA_METHODS):
+                return False
+            if method == "detach":
+                return True
+            if method in ("forward", "__call__") and self._module(receiver):
+                return True
+            if method == "numpy" or method in T.TENSOR_HOST_METHODS:
+                return False
+            if method == "type" and not call.args and not call.keywords:
+                return False
+            return self._tensor(receiver)
+        return False
+
+    def _module_call(self, call: ast.Call) -> bool:
+        func = call.func
+        for q in self._torch_names(func):
+            if q in T.MODULE_WRAPPERS or q.startswith("torch.nn."):
+                return True
+        if isinstance(func, ast.Name):
+            if func.id in self._classes:
+                return True
+            return func.id in self._returns and self._fact("returns module", func.id)
+        if isinstance(func, ast.Attribute):
+            return func.attr in T.MODULE_RETURNING_SELF and self._module(func.value)
+        return False
+
+    def _torch_names(self, func: ast.expr) -> Iterator[str]:
+        """What ``func`` may name in torch: ``F.relu`` -> ``torch.nn.functional.relu``."""
+        parts: list[str] = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name):
+            return
+        rest = "".join("." + p for p in reversed(parts))
+        for origin in self._torch_imports.get(func.id, ()):
+            yield origin + rest
+
+    # -- iteration and unpacking ---------------------------------------------------------------
+
+    def _element_tensor(self, value: ast.expr) -> bool:
+        """An element of ``value`` when it is unpacked (``a, b = value``)."""
+        if isinstance(value, _LITERALS):
+            return any(self._element_tensor(e) for e in value.elts)
+        return self._tensor(value)
+
+    def _element_module(self, value: ast.expr) -> bool:
+        if isinstance(value, _LITERALS):
+            return any(self._element_module(e) for e in value.elts)
+        return self._module(value)
+
+    def _iterated_tensor(self, iterable: ast.expr) -> bool:
+        """What a loop over ``iterable`` binds (any part of its target)."""
+        if isinstance(iterable, ast.Call):
+            func = iterable.func
+            if isinstance(func, ast.Name) and func.id in _PASS_THROUGH_ITERATORS:
+                return any(self._iterated_tensor(a) for a in iterable.args)
+            if isinstance(func, ast.Attribute) and func.attr in _PARAMETER_METHODS:
+                return True
+        if isinstance(iterable, _LITERALS):
+            return any(self._element_tensor(e) for e in iterable.elts)
+        if isinstance(iterable, ast.Name) and any(
+            how == "annotated parameter" and _mentions_type(node, _TENSOR_TYPE_NAMES)
+            for how, node in self._bindings_of(iterable)
+        ):
+            return True  # `xs: list[Tensor]`
+        return self._tensor(iterable)
+
+    def _iterated_module(self, iterable: ast.expr) -> bool:
+        if isinstance(iterable, ast.Call):
+            func = iterable.func
+            if isinstance(func, ast.Name) and func.id in _PASS_THROUGH_ITERATORS:
+                return any(self._iterated_module(a) for a in iterable.args)
+            if isinstance(func, ast.Attribute) and func.attr in _SUBMODULE_METHODS:
+                return True
+        if isinstance(iterable, _LITERALS):
+            return any(self._element_module(e) for e in iterable.elts)
+        return self._module(iterable)
+
+    # -- facts ---------------------------------------------------------------------------------
+
+    def _fact(self, kind: str, key: object) -> bool:
+        memo_key = (kind, key)
+        known = self._memo.get(memo_key)
+        if known is not None:
+            return known
+        if memo_key in self._active:
+            self._assumed.add(memo_key)
+            return False
+        self._steps += 1
+        if self._steps > _BUDGET:
+            raise _OverBudget
+        self._active.add(memo_key)
+        outer, self._assumed = self._assumed, set()
+        try:
+            result = self._compute(kind, key)
+        finally:
+            self._active.discard(memo_key)
+        self._assumed.discard(memo_key)
+        if result or not self._assumed:
+            self._memo[memo_key] = result
+        else:
+            outer |= self._assumed  # a "no" that rests on an assumption still open
+        self._assumed = outer
+        return result
+
+    def _compute(self, kind: str, key: object) -> bool:
+        if kind == "tensor":
+            return key in self._evidence or any(
+                self._binding_tensor(how, node)
+                for how, node in self._bindings_at(key))  # type: ignore[arg-type]
+        if kind == "module":
+            return any(self._binding_module(how, node)
+                       for how, node in self._bindings_at(key))  # type: ignore[arg-type]
+        if kind == "tensor attribute":
+            return any(self._attribute_tensor(how, node)
+                       for how, node in self._attributes.get(key, ()))  # type: ignore
+        if kind == "module attribute":
+            return any(how == "value" and self._module(node)  # type: ignore[arg-type]
+                       for how, node in self._attributes.get(key, ()))  # type: ignore
+        if kind == "returns tensor":
+            return any(self._tensor(value) for value in self._returns[key])  # type: ignore
+        if kind == "returns module":
+            return any(self._module(value) for value in self._returns[key])  # type: ignore
+        raise AssertionError(kind)
+
+    def _binding_tensor(self, how: str, node: ast.AST | None) -> bool:
+        if how == "value":
+            return self._tensor(node)  # type: ignore[arg-type]
+        if how == "unpacked":
+            return self._element_tensor(node)  # type: ignore[arg-type]
+        if how == "iterated":
+            return self._iterated_tensor(node)  # type: ignore[arg-type]
+        if how in ("annotation", "annotated parameter"):
+            return _names_type(node, _TENSOR_TYPE_NAMES)
+        if how == "counter":  # the builtin enumerate's index, unless the name is rebound
+            return bool(self._bindings_at((None, "enumerate"))) and self._iterated_tensor(
+                node)  # type: ignore[arg-type]
+        return False
+
+    def _binding_module(self, how: str, node: ast.AST | None) -> bool:
+        if how == "value":
+            return self._module(node)  # type: ignore[arg-type]
+        if how == "unpacked":
+            return self._element_module(node)  # type: ignore[arg-type]
+        if how == "iterated":
+            return self._iterated_module(node)  # type: ignore[arg-type]
+        if how in ("annotation", "annotated parameter"):
+            return _names_type(node, _MODULE_TYPE_NAMES)
+        if how == "counter":
+            return bool(self._bindings_at((None, "enumerate"))) and self._iterated_module(
+                node)  # type: ignore[arg-type]
+        return how == "self"
+
+    def _attribute_tensor(self, how: str, node: ast.AST) -> bool:
+        if how == "registered":
+            return True
+        if how == "annotation":
+            return _names_type(node, _TENSOR_TYPE_NAMES)
+        return self._tensor(node)
+
+
+class _Scope:
+    __slots__ = ("kind", "parent", "bound")
+
+    def __init__(self, kind: str, parent: int | None) -> None:
+        self.kind = kind  # "module", "function", "class" or "comprehension"
+        self.parent = parent
+        self.bound: set[str] = set()
+
+
+class _Collector(ast.NodeVisitor):
+    """One walk of the file: scopes, bindings, attribute assignments, returns, imports and
+    the uses that are evidence of a tensor."""
+
+    def __init__(self, facts: MaybeTensors) -> None:
+        self.facts = facts
+        self.scope = self._new_scope("module", None)
+        self._functions: list[str | None] = []  # the enclosing function names (None: lambda)
+        self._class_body = False
+        #: (scope, name) used as the receiver of an evidence method: ``x.backward()``
+        self.evidence: list[tuple[int, str]] = []
+        #: (scope, function, names passed to it positionally)
+        self.calls_with_names: list[tuple[int, ast.expr, list[str]]] = []
+
+    def _new_scope(self, kind: str, parent: int | None) -> int:
+        self.facts._scopes.append(_Scope(kind, parent))
+        return len(self.facts._scopes) - 1
+
+    def _bind_name(self, name: str, how: str, node: ast.AST | None) -> None:
+        """Record a binding of ``name`` in the current scope (any binding makes it local)."""
+        self.facts._scopes[self.scope].bound.add(name)
+        self.facts._bindings.setdefault((self.scope, name), []).append((how, node))
+        self.facts._bindings.setdefault((None, name), []).append((how, node))
+
+    def _attribute(self, attr: str, how: str, node: ast.AST) -> None:
+        self.facts._attributes.setdefault(attr, []).append((how, node))
+
+    def _target(self, target: ast.expr, how: str, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self._bind_name(target.id, how, value)
+            if self._class_body and value is not None:  # read as `self.<name>` too
+                self._attribute(target.id, "value", value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if how == "iterated" and _is_call_of(value, "enumerate") and len(target.elts) == 2:
+                # `for i, x in enumerate(xs)`: i counts (if enumerate is the builtin).
+                self._target(target.elts[0], "counter", value)
+                self._target(target.elts[1], how, value)
+                return
+            for element in target.elts:
+                self._target(element, "unpacked" if how == "value" else how, value)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, "other" if how != "iterated" else how, value)
+        elif isinstance(target, ast.Attribute) and how == "value" and value is not None:
+            self._attribute(target.attr, "value", value)
+
+    # -- bindings
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.facts._scope_of[id(node)] = self.scope
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target, "value", node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._target(node.target, "value", node.value)
+        elif isinstance(node.target, ast.Name):
+            self._bind_name(node.target.id, "annotation", node.annotation)
+            if self._class_body:
+                self._attribute(node.target.id, "annotation", node.annotation)
+        elif isinstance(node.target, ast.Attribute):
+            self._attribute(node.target.attr, "annotation", node.annotation)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target, "value", node.value)
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        # The target of `:=` in a comprehension belongs to the enclosing function.
+        scope = self.scope
+        while self.facts._scopes[self.scope].kind == "comprehension":
+            self.scope = self.facts._scopes[self.scope].parent  # type: ignore[assignment]
+        self._target(node.target, "value", node.value)
+        self.scope = scope
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._target(node.target, "iterated", node.iter)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._target(item.optional_vars, "other", None)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self._bind_name(node.name, "other", None)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.facts._scopes[self.scope].bound.add(target.id)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.facts._unscoped.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.facts._unscoped.update(node.names)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._bind_name(alias.asname or alias.name.split(".")[0], "other", None)
+            root = alias.name.split(".")[0]
+            if root in T.ARRAY_LIBRARIES:
+                self.facts.may_have_arrays = True
+            if root == "torch":
+                local = alias.asname or "torch"
+                origin = alias.name if alias.asname else "torch"
+                self.facts._torch_imports.setdefault(local, []).append(origin)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        root = (node.module or "").split(".")[0] if not node.level else ""
+        if root in T.ARRAY_LIBRARIES:
+            self.facts.may_have_arrays = True
+        for alias in node.names:
+            if alias.name == "*":
+                continue  # the analysis does not resolve star imports either
+            self._bind_name(alias.asname or alias.name, "other", None)
+            if root == "torch":
+                self.facts._torch_imports.setdefault(alias.asname or alias.name, []).append(
+                    f"{node.module}.{alias.name}")
+
+    def generic_match(self, node: ast.AST) -> None:
+        for name in (getattr(node, "name", None), getattr(node, "rest", None)):
+            if isinstance(name, str):
+                self._bind_name(name, "other", None)
+        self.generic_visit(node)
+
+    visit_MatchAs = visit_MatchStar = visit_MatchMapping = generic_match
+
+    # -- scopes
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._bind_name(node.name, "other", None)
+        self.facts._classes.add(node.name)
+        for part in (*node.decorator_list, *node.bases, *node.keywords):
+            self.visit(part)
+        outer_scope, self.scope = self.scope, self._new_scope("class", self.scope)
+        outer_functions, self._functions = self._functions, []
+        outer_class, self._class_body = self._class_body, True
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function(statement, method=True)
+            else:
+                self.visit(statement)
+        self._functions, self._class_body = outer_functions, outer_class
+        self.scope = outer_scope
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._function(node, method=False)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> None:
+        self._bind_name(node.name, "other", None)
+        self.facts._returns.setdefault(node.name, [])
+        for part in (*node.decorator_list, node.returns):
+            if part is not None:
+                self.visit(part)
+        self._defaults(node.args)
+        outer_scope, self.scope = self.scope, self._new_scope("function", self.scope)
+        self._parameters(node.args, first_is_self=method and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list),
+            model=node.name in self.facts._model_functions
+            or id(node) in self.facts._model_definitions)
+        outer_class, self._class_body = self._class_body, False
+        self._functions.append(node.name)
+        for statement in node.body:
+            self.visit(statement)
+        self._functions.pop()
+        self._class_body = outer_class
+        self.scope = outer_scope
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._defaults(node.args)
+        outer_scope, self.scope = self.scope, self._new_scope("function", self.scope)
+        self._parameters(node.args, first_is_self=False, model=False)
+        self._functions.append(None)
+        outer_class, self._class_body = self._class_body, False
+        self.visit(node.body)
+        self._class_body = outer_class
+        self._functions.pop()
+        self.scope = outer_scope
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp
+                       | ast.DictComp) -> None:
+        # The first iterable is evaluated outside; the rest in the comprehension's scope.
+        self.visit(node.generators[0].iter)
+        outer_scope, self.scope = self.scope, self._new_scope("comprehension", self.scope)
+        outer_class, self._class_body = self._class_body, False
+        for index, generator in enumerate(node.generators):
+            self._target(generator.target, "iterated", generator.iter)
+            self.visit(generator.target)
+            if index:
+                self.visit(generator.iter)
+            for condition in generator.ifs:
+                self.visit(condition)
+        for part in ("elt", "key", "value"):
+            value = getattr(node, part, None)
+            if value is not None:
+                self.visit(value)
+        self._class_body = outer_class
+        self.scope = outer_scope
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def _defaults(self, args: ast.arguments) -> None:
+        for default in (*args.defaults, *args.kw_defaults):
+            if default is not None:
+                self.visit(default)
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None and arg.annotation is not None:
+                self.visit(arg.annotation)
+
+    def _parameters(self, args: ast.arguments, first_is_self: bool, model: bool) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        for index, arg in enumerate((*positional, *args.kwonlyargs, args.vararg, args.kwarg)):
+            if arg is None:
+                continue
+            if first_is_self and index == 0 and arg in positional:
+                self._bind_name(arg.arg, "self", None)
+            elif model:
+                self._bind_name(arg.arg, "model argument", None)
+            if arg.annotation is not None:
+                self._bind_name(arg.arg, "annotated parameter", arg.annotation)
+            else:
+                self._bind_name(arg.arg, "parameter", None)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self._functions and self._functions[-1] is not None and node.value is not None:
+            self.facts._returns[self._functions[-1]].append(node.value)
+        self.generic_visit(node)
+
+    # -- uses
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.attr in _EVIDENCE_METHODS:
+                self.evidence.append((self.scope, func.value.id))
+            if func.attr == "numpy":
+                self.facts.may_have_arrays = True
+            if func.attr in ("register_buffer", "register_parameter") and node.args and (
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+            ):
+                self._attribute(node.args[0].value, "registered", node)
+        names = [a.id for a in node.args if isinstance(a, ast.Name)]
+        if names:
+            self.calls_with_names.append((self.scope, func, names))
+        self.generic_visit(node)
+
+
+def _is_call_of(node: ast.expr | None, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+        node.func.id == name)
+
+
+def _reads(node: ast.expr) -> bool:
+    """Whether ``node`` holds a read (``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``,
+    ``.to(...)``), whatever its receiver."""
+    return any(isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)
+               and (part.func.attr in _READ_METHODS or part.func.attr == "to")
+               for part in ast.walk(node))
+
+
+def _takes_tensors(q: str) -> bool:
+    """torch functions whose positional arguments the analysis takes as tensors."""
+    return q.startswith("torch.nn.functional.") or q[len("torch."):] in T.TENSOR_ONLY_FUNCTIONS
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)))
+
+
+def _names_type(annotation: ast.AST | None, names: frozenset[str]) -> bool:
+    """Whether an annotation may name one of the types ``names`` (``Tensor``,
+    ``Optional[Tensor]``, ``Tensor | None``), as the analysis reads annotations:
+    ``list[Tensor]`` is a container, a string annotation unknown."""
+    if isinstance(annotation, ast.Name):
+        return annotation.id in names
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr in names
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _names_type(annotation.left, names) or _names_type(annotation.right, names)
+    if isinstance(annotation, ast.Subscript):
+        base = annotation.value
+        spelled = base.id if isinstance(base, ast.Name) else (
+            base.attr if isinstance(base, ast.Attribute) else None)
+        if spelled in _CONTAINER_TYPES:
+            return False
+        element = annotation.slice
+        if isinstance(element, ast.Tuple) and element.elts:
+            element = element.elts[0]
+        return _names_type(element, names)  # `Optional[Tensor]`, or an alias of it
+    return False
+
+
+def _mentions_type(annotation: ast.AST | None, names: frozenset[str]) -> bool:
+    """Whether an annotation mentions one of ``names`` anywhere (``list[Tensor]``)."""
+    return annotation is not None and any(
+        (isinstance(part, ast.Name) and part.id in names)
+        or (isinstance(part, ast.Attribute) and part.attr in names)
+        for part in ast.walk(annotation))
