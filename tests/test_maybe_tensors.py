@@ -165,6 +165,8 @@ def _returned(source: str) -> bool:
     ("def f(x):\n    x.backward()\n    return x", True),
     ("import torch\ndef f():\n    for i, x in enumerate(torch.ones(3)):\n        return i",
      False),  # enumerate counts
+    ("import torch\ndef f(xs: list[torch.Tensor], ys):\n"
+     "    for i, (x, y) in enumerate(zip(xs, ys)):\n        return x", True),
     ("import torch\nenumerate = torch.split\ndef f():\n"
      "    for i, x in enumerate(torch.ones(3)):\n        return i", True),  # not the builtin
 ])

@@ -503,11 +503,6 @@ class _Collector(ast.NodeVisitor):
             if self._class_body and value is not None:  # read as `self.<name>` too
                 self._attribute(target.id, "value", value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if how == "iterated" and _is_call_of(value, "enumerate") and len(target.elts) == 2:
-                # `for i, x in enumerate(xs)`: i counts (if enumerate is the builtin).
-                self._target(target.elts[0], "counter", value)
-                self._target(target.elts[1], how, value)
-                return
             for element in target.elts:
                 self._target(element, "unpacked" if how == "value" else how, value)
         elif isinstance(target, ast.Starred):
@@ -549,8 +544,17 @@ class _Collector(ast.NodeVisitor):
         self.scope = scope
         self.generic_visit(node)
 
+    def _loop_target(self, target: ast.expr, iterable: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2 and (
+            _is_call_of(iterable, "enumerate")
+        ):  # `for i, x in enumerate(xs)`: i counts (if enumerate is the builtin)
+            self._target(target.elts[0], "counter", iterable)
+            self._target(target.elts[1], "iterated", iterable)
+        else:
+            self._target(target, "iterated", iterable)
+
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        self._target(node.target, "iterated", node.iter)
+        self._loop_target(node.target, node.iter)
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For
@@ -672,7 +676,7 @@ class _Collector(ast.NodeVisitor):
         outer_scope, self.scope = self.scope, self._new_scope("comprehension", self.scope)
         outer_class, self._class_body = self._class_body, False
         for index, generator in enumerate(node.generators):
-            self._target(generator.target, "iterated", generator.iter)
+            self._loop_target(generator.target, generator.iter)
             self.visit(generator.target)
             if index:
                 self.visit(generator.iter)

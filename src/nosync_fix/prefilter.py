@@ -496,6 +496,8 @@ class _Scanner:
         if isinstance(func, ast.Attribute):
             if func.attr == "to":
                 return _names_cpu(call)
+            # Whatever the receiver: some rules act on copies of unknown values
+            # (`preds.append(model(x).cpu().numpy())`, NSY202).
             return func.attr in _READ_METHODS
         if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
             # The analysis reads with a builtin only a tensor: `float(t)`.

@@ -1,0 +1,83 @@
+"""The pre-filter's soundness checks, run on real code bases.
+
+    python benchmarks/check_prefilter.py TREE... [--findings]
+
+For every ``.py`` file under TREE... (fetched checkouts, never committed):
+
+1. every expression the analysis calls a tensor (or an nn.Module) is a possible
+   one for :class:`nosync_fix.maybe_tensors.MaybeTensors` (the check of
+   ``tests/test_maybe_tensors.py``);
+2. with ``--findings``: ``nosync-fix --check`` finds the same with the pre-filter
+   on and off (default settings, and ``--all-paths``).
+
+Prints each failure and a summary; exits 1 if anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+
+from test_maybe_tensors import _claims_hold  # noqa: E402
+
+from nosync_fix.config import Settings  # noqa: E402
+from nosync_fix.engine import process_source  # noqa: E402
+
+
+def _files(trees: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for tree in trees:
+        for folder, subfolders, names in os.walk(tree):
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+            found.extend(Path(folder, n) for n in sorted(names) if n.endswith(".py"))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trees", nargs="+", help="folders to check")
+    parser.add_argument("--findings", action="store_true",
+                        help="also compare findings with the pre-filter on and off (slow)")
+    args = parser.parse_args()
+    started = time.monotonic()
+    files = _files(args.trees)
+    checked = failures = skipped = 0
+    for path in files:
+        try:
+            source = path.read_text(encoding="utf-8")
+            compile(source, str(path), "exec", dont_inherit=True)
+        except (UnicodeDecodeError, SyntaxError, ValueError):
+            skipped += 1
+            continue
+        try:
+            checked += _claims_hold(source)
+        except AssertionError as error:
+            failures += 1
+            print(f"FAIL {path}: {str(error).splitlines()[0]}")
+        except RecursionError:
+            skipped += 1
+        if args.findings:
+            for all_paths in (False, True):
+                on = dataclasses.replace(Settings(), all_paths=all_paths)
+                off = dataclasses.replace(on, prefilter=False)
+                with_filter = process_source(source, str(path), on, fix=False).findings
+                without = process_source(source, str(path), off, fix=False).findings
+                if with_filter != without:
+                    failures += 1
+                    print(f"FAIL {path}: findings differ with the pre-filter on and off "
+                          f"(all_paths={all_paths}): {len(with_filter)} against {len(without)}")
+    print(f"{len(files)} files ({skipped} skipped: not UTF-8, not valid Python or too deep), "
+          f"{checked} tensor/module claims checked, {failures} failures, "
+          f"{time.monotonic() - started:.0f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
