@@ -312,13 +312,21 @@ def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
                                     "x.backward()\n")
     assert Signal.STORE in _hot("state = t.cpu()\nfor x in xs:\n    state['a'] = x\n"
                                 "x.backward()\n")  # bound to a method's result: maybe a copy
-    assert Signal.STORE in _hot("import numpy\nfor x in xs:\n    state['a'] = x\n"
-                                "x.backward()\n")  # maybe an array
+    assert Signal.STORE in _hot("import numpy\nstate = load()\nfor x in xs:\n"
+                                "    state['a'] = x\nx.backward()\n")  # maybe an array
+    assert Signal.STORE not in _hot("import numpy\nstate = {}\nfor x in xs:\n"
+                                    "    state['a'] = x\nx.backward()\n")  # never one
 
 
 def test_reads_count_whatever_the_receiver() -> None:
     assert Signal.OUTPUT in _hot("for x in xs:\n    print(x.item())\n")
     assert Signal.CONDITION in _hot("for x in xs:\n    if x.item() > 0:\n        pass\n")
+
+
+def test_indexes_of_several_elements_are_no_masks() -> None:
+    source = "import torch\nxs = torch.ones(3, 4)\nfor x in xs:\n    y = x[x > 0, 1]\n"
+    assert Signal.DATA_DEPENDENT not in _hot(source)
+    assert Signal.DATA_DEPENDENT in _hot(source.replace(", 1]", ",]"))
 
 
 def test_parameters_of_forward_may_be_tensors() -> None:

@@ -49,6 +49,9 @@ _PARAMETER_METHODS = frozenset({"parameters", "buffers", "named_parameters", "na
 _SUBMODULE_METHODS = frozenset({"children", "modules", "named_children", "named_modules"})
 _PASS_THROUGH_ITERATORS = frozenset({"enumerate", "zip", "reversed", "sorted", "list"})
 _LITERALS = (ast.List, ast.Tuple, ast.Set)
+#: Values that are never arrays: a name bound only to these holds none.
+_NOT_ARRAYS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp,
+               ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 #: Generic types the analysis reads as containers, whatever their elements.
 _CONTAINER_TYPES = frozenset({"List", "Tuple", "Dict", "list", "tuple", "dict", "Sequence",
                               "Iterable"})
@@ -130,9 +133,13 @@ class MaybeTensors:
         ``reversed`` returns (``torch.zeros(n)``, ``x.cpu()``)."""
         if not isinstance(node, ast.Name):
             return False
-        return self.may_have_arrays or any(
+        bindings = list(self._bindings_of(node))
+        if self.may_have_arrays and any(not (how == "value" and isinstance(value, _NOT_ARRAYS))
+                                        for how, value in bindings):
+            return True  # some binding may give an array
+        return any(
             how == "value" and isinstance(value, ast.Call) and self._may_make_a_buffer(value)
-            for how, value in self._bindings_of(node))
+            for how, value in bindings)
 
     def _may_make_a_buffer(self, call: ast.Call) -> bool:
         func = call.func

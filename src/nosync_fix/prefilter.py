@@ -456,9 +456,10 @@ class _Scanner:
         self.expression(index, state)
 
     def _plain_index(self, index: ast.expr) -> bool:
-        """A subscript index that selects by position or key, never by a mask."""
+        """A subscript index that selects by position or key, never by a mask alone (the
+        rules take only a one-element index for a mask: ``x[m]``, ``x[m,]``)."""
         if isinstance(index, ast.Tuple):
-            return all(self._plain_index(e) for e in index.elts)
+            return len(index.elts) != 1 or self._plain_index(index.elts[0])
         if isinstance(index, ast.Slice):
             return True
         return self.host.trivially_host(index)
