@@ -221,6 +221,9 @@ def test_early_stop_answers_each_need_as_the_full_scan(path: Path) -> None:
 
 
 def _hot(source: str, hot_functions: tuple[str, ...] = ()) -> Signal:
+    """The signals in hot regions of ``source`` in a torch file (``.item()`` of an
+    unknown value reads only where torch is imported and numpy is not)."""
+    source = "import torch\n" + source
     return scan(parse(source), source, hot_functions).hot
 
 
@@ -258,6 +261,7 @@ def test_hot_regions(source: str) -> None:
 ])
 def test_cold_regions(source: str) -> None:
     assert Signal.READ not in _hot(source)
+    source = "import torch\n" + source
     assert Signal.READ in scan(parse(source), source).anywhere
 
 
@@ -316,6 +320,16 @@ def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
                                 "    state['a'] = x\nx.backward()\n")  # maybe an array
     assert Signal.STORE not in _hot("import numpy\nstate = {}\nfor x in xs:\n"
                                     "    state['a'] = x\nx.backward()\n")  # never one
+
+
+def test_item_of_an_unknown_value_reads_only_in_a_torch_file_without_numpy() -> None:
+    source = "for x in xs:\n    y = x.item()\n"
+    assert Signal.READ in _hot(source)
+    assert Signal.READ not in scan(parse(source), source).hot  # no torch
+    numpy = "import numpy\n" + source
+    assert Signal.READ not in _hot(numpy)
+    assert Signal.READ in _hot(numpy + "x.backward()\n")  # x may be a tensor
+    assert Signal.READ in _hot("for x in xs:\n    y = x.cpu()\n")  # a copy, whatever x is
 
 
 def test_reads_count_whatever_the_receiver() -> None:

@@ -92,6 +92,8 @@ class MaybeTensors:
         self._torch_imports: dict[str, list[str]] = {"torch": ["torch"]}
         #: whether numpy-like arrays can occur (an array library is imported, or `.numpy()`)
         self.may_have_arrays = False
+        #: the top-level packages the file imports (absolute imports)
+        self._imported: set[str] = set()
         #: bindings (resolved) shown to hold tensors by a use: ``x.backward()``, ``F.relu(x)``
         self._evidence: set[tuple[int | None, str]] = set()
         self._memo: dict[tuple[str, object], bool] = {}
@@ -101,6 +103,11 @@ class MaybeTensors:
         self._gave_up = False
         collector = _Collector(self)
         collector.visit(tree)
+        #: whether the analysis may take ``x.item()`` / ``x.tolist()`` of an unknown ``x``
+        #: for a read (``unknown_read_rewritable``): the file imports a torch library and
+        #: no array library
+        self.reads_of_unknowns = bool(self._imported & T.TORCH_LIBRARIES) and not (
+            self._imported & T.ARRAY_LIBRARIES)
         for scope, name in collector.evidence:
             self._evidence.update(self._resolve(scope, name))
         for scope, func, names in collector.calls_with_names:
@@ -595,6 +602,7 @@ class _Collector(ast.NodeVisitor):
         for alias in node.names:
             self._bind_name(alias.asname or alias.name.split(".")[0], "other", None)
             root = alias.name.split(".")[0]
+            self.facts._imported.add(root)
             if root in T.ARRAY_LIBRARIES:
                 self.facts.may_have_arrays = True
             if root == "torch":
@@ -604,6 +612,7 @@ class _Collector(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         root = (node.module or "").split(".")[0] if not node.level else ""
+        self.facts._imported.add(root)
         if root in T.ARRAY_LIBRARIES:
             self.facts.may_have_arrays = True
         for alias in node.names:

@@ -497,9 +497,13 @@ class _Scanner:
         if isinstance(func, ast.Attribute):
             if func.attr == "to":
                 return _names_cpu(call)
-            # Whatever the receiver: some rules act on copies of unknown values
-            # (`preds.append(model(x).cpu().numpy())`, NSY202).
-            return func.attr in _READ_METHODS
+            if func.attr == "cpu":
+                # Whatever the receiver: NSY202 collects copies of unknown values too
+                # (`preds.append(model(x).cpu().numpy())`).
+                return True
+            if func.attr in ("item", "tolist") and self.tensors.reads_of_unknowns:
+                return True  # the analysis reads an unknown receiver too, in such a file
+            return func.attr in _READ_METHODS and self.tensors.tensor(func.value)
         if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
             # The analysis reads with a builtin only a tensor: `float(t)`.
             return not (len(call.args) == 1 and not call.keywords) or self.device(call.args[0])
