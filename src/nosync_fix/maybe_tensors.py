@@ -88,8 +88,8 @@ class MaybeTensors:
         #: function name -> its return values
         self._returns: dict[str, list[ast.expr]] = {}
         self._classes: set[str] = set()
-        #: local name -> the torch modules or objects it was imported as
-        self._torch_imports: dict[str, list[str]] = {"torch": ["torch"]}
+        #: local name -> what it was imported as, from torch, math and numpy
+        self._imports: dict[str, list[str]] = {"torch": ["torch"]}
         #: whether numpy-like arrays can occur (an array library is imported, or `.numpy()`)
         self.may_have_arrays = False
         #: the top-level packages the file imports (absolute imports)
@@ -202,6 +202,9 @@ class MaybeTensors:
             part = stack.pop()
             if type(part) in _VALUES and self._tensor(part):
                 return True
+            if type(part) is ast.Call and any(
+                    q in _DEVICE_PREDICATES for q in self._torch_names(part.func)):  # type: ignore
+                return True  # NSY401 checks `torch.allclose(a, b)` whatever a and b are
             if not self._host_whatever_its_parts(part):
                 stack.extend(ast.iter_child_nodes(part))
         return False
@@ -339,8 +342,9 @@ class MaybeTensors:
             return func.attr in T.MODULE_RETURNING_SELF and self._module(func.value)
         return False
 
-    def _torch_names(self, func: ast.expr) -> Iterator[str]:
-        """What ``func`` may name in torch: ``F.relu`` -> ``torch.nn.functional.relu``."""
+    def qualified_names(self, func: ast.expr) -> Iterator[str]:
+        """What ``func`` may name in torch, math or numpy: ``F.relu`` ->
+        ``torch.nn.functional.relu``, ``np.exp`` -> ``numpy.exp``."""
         parts: list[str] = []
         while isinstance(func, ast.Attribute):
             parts.append(func.attr)
@@ -348,8 +352,11 @@ class MaybeTensors:
         if not isinstance(func, ast.Name):
             return
         rest = "".join("." + p for p in reversed(parts))
-        for origin in self._torch_imports.get(func.id, ()):
+        for origin in self._imports.get(func.id, ()):
             yield origin + rest
+
+    def _torch_names(self, func: ast.expr) -> Iterator[str]:
+        return (q for q in self.qualified_names(func) if q.split(".", 1)[0] == "torch")
 
     # -- iteration and unpacking ---------------------------------------------------------------
 
@@ -488,6 +495,28 @@ class _Collector(ast.NodeVisitor):
     """One walk of the file: scopes, bindings, attribute assignments, returns, imports and
     the uses that are evidence of a tensor."""
 
+    #: The visit method for each node type, looked up once (``NodeVisitor`` looks it up
+    #: by name at every node, and visits every ``Load`` and ``Constant`` too).
+    _methods: dict[type, Callable[[_Collector, ast.AST], None]] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        method = self._methods.get(kind)
+        if method is None:
+            method = getattr(type(self), "visit_" + kind.__name__, _Collector.generic_visit)
+            self._methods[kind] = method
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _SKIPPED):
+                self.visit(value)
+
     def __init__(self, facts: MaybeTensors) -> None:
         self.facts = facts
         self.scope = self._new_scope("module", None)
@@ -605,10 +634,10 @@ class _Collector(ast.NodeVisitor):
             self.facts._imported.add(root)
             if root in T.ARRAY_LIBRARIES:
                 self.facts.may_have_arrays = True
-            if root == "torch":
-                local = alias.asname or "torch"
-                origin = alias.name if alias.asname else "torch"
-                self.facts._torch_imports.setdefault(local, []).append(origin)
+            if root in _TRACKED_LIBRARIES:
+                local = alias.asname or root
+                origin = alias.name if alias.asname else root
+                self.facts._imports.setdefault(local, []).append(origin)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         root = (node.module or "").split(".")[0] if not node.level else ""
@@ -619,8 +648,8 @@ class _Collector(ast.NodeVisitor):
             if alias.name == "*":
                 continue  # the analysis does not resolve star imports either
             self._bind_name(alias.asname or alias.name, "other", None)
-            if root == "torch":
-                self.facts._torch_imports.setdefault(alias.asname or alias.name, []).append(
+            if root in _TRACKED_LIBRARIES:
+                self.facts._imports.setdefault(alias.asname or alias.name, []).append(
                     f"{node.module}.{alias.name}")
 
     def generic_match(self, node: ast.AST) -> None:
@@ -751,6 +780,14 @@ class _Collector(ast.NodeVisitor):
         if names:
             self.calls_with_names.append((self.scope, func, names))
         self.generic_visit(node)
+
+
+#: Libraries whose imports are followed (for torch functions, and math of one number).
+_TRACKED_LIBRARIES = frozenset({"torch", "math", "numpy"})
+#: torch predicates the rules take for device conditions whatever their arguments.
+_DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
+#: Leaves with nothing to collect.
+_SKIPPED = (ast.expr_context, ast.Constant, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
 def _is_call_of(node: ast.expr | None, name: str) -> bool:

@@ -46,8 +46,9 @@ class Signal(enum.Flag):
     """Kinds of code a rule can act on; a file without them needs no analysis by that rule."""
 
     NONE = 0
-    #: An explicit read: ``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``, or
-    #: ``float()``/``int()``/``bool()``/``complex()`` of what may be a tensor.
+    #: A read: ``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``, or ``float()``/
+    #: ``int()``/``bool()``/``complex()`` or a ``math``/``numpy`` function of one number
+    #: (``math.exp(t)``) of what may be a tensor.
     READ = enum.auto()
     #: A read (as ``READ``) that is accumulated: in the value of an augmented
     #: assignment (``total += loss.item()``, any target); in an operand or argument of
@@ -472,6 +473,10 @@ class _Scanner:
             name = func.id
         else:
             return
+        if name in T.HOST_MATH_FUNCTIONS and self.looks_for(Signal.READ, state) and (
+            self._math_of_a_tensor(call)
+        ):
+            self.signal(Signal.READ, state)
         if name == "update" and isinstance(func, ast.Attribute):
             if self.looks_for(Signal.ACCUMULATE, state) and any(
                 self._reads_in(a) for a in (*call.args, *(k.value for k in call.keywords))
@@ -491,6 +496,14 @@ class _Scanner:
             name == "where" and len(call.args) + len(call.keywords) == 1
         ):
             self.signal(Signal.DATA_DEPENDENT, state)
+
+    def _math_of_a_tensor(self, call: ast.Call) -> bool:
+        """``math.exp(t)``, ``np.sqrt(t + 1)``: a read of ``t`` if it is a tensor."""
+        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+            return False
+        return any(q.rpartition(".")[0] in T.HOST_MATH_LIBRARIES
+                   for q in self.tensors.qualified_names(call.func)) and self.device(
+            call.args[0])
 
     def _is_read(self, call: ast.Call) -> bool:
         func = call.func

@@ -208,6 +208,16 @@ METADATA_METHODS = frozenset({
     "storage_offset",
 })
 
+#: Python and numpy functions of one number, and the torch function that does the same
+#: (``math.exp(t)`` reads a tensor ``t`` with ``__float__``).
+HOST_MATH_FUNCTIONS = {
+    "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
+    "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
+    "atan": "atan", "arctan": "atan", "fabs": "abs", "abs": "abs", "erf": "erf",
+    "erfc": "erfc", "lgamma": "lgamma", "exp2": "exp2", "sinh": "sinh", "cosh": "cosh",
+}
+HOST_MATH_LIBRARIES = ("math", "numpy")
+
 
 def is_test_file_name(filename: str) -> bool:
     """pytest's test files (``test_*.py``, ``*_test.py``) and ``conftest.py``: test code,

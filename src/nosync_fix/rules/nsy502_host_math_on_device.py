@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import Kind, ModuleAnalysis
+from ..analysis import _tables as T
 from ..analysis.base import positional_args
 from ..prefilter import Signal
 from ..rewrite import Rewrite
@@ -19,14 +20,8 @@ from ._scalars import (
 )
 from .base import Rule
 
-#: Python and numpy functions of one number, and the torch function that does the same.
-_FUNCTIONS = {
-    "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
-    "expm1": "expm1", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
-    "atan": "atan", "arctan": "atan", "fabs": "abs", "abs": "abs", "erf": "erf",
-    "erfc": "erfc", "lgamma": "lgamma", "exp2": "exp2", "sinh": "sinh", "cosh": "cosh",
-}
-_LIBRARIES = ("math", "numpy")
+_FUNCTIONS = T.HOST_MATH_FUNCTIONS
+_LIBRARIES = T.HOST_MATH_LIBRARIES
 
 
 def math_function(analysis: ModuleAnalysis, node: cst.Call) -> str | None:
