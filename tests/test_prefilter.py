@@ -320,6 +320,10 @@ def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
                                 "    state['a'] = x\nx.backward()\n")  # maybe an array
     assert Signal.STORE not in _hot("import numpy\nstate = {}\nfor x in xs:\n"
                                     "    state['a'] = x\nx.backward()\n")  # never one
+    assert Signal.STORE not in _hot("import numpy\nstate, n = {}, 0\nfor x in xs:\n"
+                                    "    state['a'] = x\nx.backward()\n")
+    assert Signal.STORE in _hot("import numpy\nstate, n = load(), 0\nfor x in xs:\n"
+                                "    state['a'] = x\nx.backward()\n")
 
 
 def test_item_of_an_unknown_value_reads_only_in_a_torch_file_without_numpy() -> None:

@@ -141,8 +141,8 @@ class MaybeTensors:
         if not isinstance(node, ast.Name):
             return False
         bindings = list(self._bindings_of(node))
-        if self.may_have_arrays and any(not (how == "value" and isinstance(value, _NOT_ARRAYS))
-                                        for how, value in bindings):
+        if self.may_have_arrays and not all(_never_an_array(how, value)
+                                            for how, value in bindings):
             return True  # some binding may give an array
         return any(
             how == "value" and isinstance(value, ast.Call) and self._may_make_a_buffer(value)
@@ -788,6 +788,17 @@ _TRACKED_LIBRARIES = frozenset({"torch", "math", "numpy"})
 _DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
 #: Leaves with nothing to collect.
 _SKIPPED = (ast.expr_context, ast.Constant, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
+def _never_an_array(how: str, value: ast.AST | None) -> bool:
+    """Whether a binding certainly binds no array: a literal (``out = {}``), or an element
+    of a literal of literals (``out, buf = {}, {}``)."""
+    if how == "value":
+        return isinstance(value, _NOT_ARRAYS)
+    if how == "unpacked" and isinstance(value, (ast.Tuple, ast.List)):
+        return all(_never_an_array("unpacked" if isinstance(e, (ast.Tuple, ast.List)) else
+                                   "value", e) for e in value.elts)
+    return False
 
 
 def _is_call_of(node: ast.expr | None, name: str) -> bool:
