@@ -66,6 +66,15 @@ class Metadata:
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         return self.wrapper.resolve(PositionProvider)
 
+    def source_order(self, node: cst.CSTNode) -> int:
+        """Where ``node`` comes in a walk of the module: for a fixed order of what LibCST
+        keeps in sets (``Assignment.references``), whose iteration order varies by run."""
+        return self._order[id(node)]
+
+    @functools.cached_property
+    def _order(self) -> dict[int, int]:
+        return {id(node): index for index, (node, _) in enumerate(walk(self.module))}
+
     def nodes(self, kind: type[_N]) -> list[_N]:
         """Every node of one of the :data:`INDEXED` types, in source order."""
         return self._tree_index.nodes[kind]  # type: ignore[return-value]

@@ -46,7 +46,7 @@ def host_uses(md: Metadata, name: str, scope: Scope, loop: Loop,
     """
     uses = HostUses()
     references = {id(r): r for a in scope.assignments[name] for r in a.references}
-    for access in references.values():
+    for access in sorted(references.values(), key=lambda r: md.source_order(r.node)):
         use = access.node
         if access.scope is not scope and not runs_inline(access.scope, scope):
             return f"`{name}` is used in a nested function"

@@ -478,7 +478,8 @@ def sole_binding_uses(analysis: ModuleAnalysis, target: cst.Name) -> list[cst.Na
     if len(assignments) != 1 or assignments[0].node is not target:
         return None
     uses = []
-    for access in assignments[0].references:
+    for access in sorted(assignments[0].references,
+                         key=lambda a: analysis.md.source_order(a.node)):
         if access.scope is not scope or not isinstance(access.node, cst.Name):
             return None
         uses.append(access.node)

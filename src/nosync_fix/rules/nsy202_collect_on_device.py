@@ -243,7 +243,8 @@ class CollectOnDevice(Rule):
         if not assignments or not all(isinstance(a, Assignment) and isinstance(a.node, cst.Name)
                                       for a in assignments):
             return _Plan(None, f"`{name}` is not a list made in this function")
-        references = list({id(r): r for a in assignments for r in a.references}.values())
+        references = sorted({id(r): r for a in assignments for r in a.references}.values(),
+                            key=lambda r: self.analysis.md.source_order(r.node))
         uses: list[tuple[cst.CSTNode, _Collect | str | None]] = []
         for access in references:
             if access.scope is not scope and not runs_inline(access.scope, scope):

@@ -173,7 +173,8 @@ class StopGradientRead(Rule):
                     return  # bound elsewhere in the loop: not this value everywhere
                 bound_before = bound_before or (
                     self.md.position(holder)[0] < self.md.position(loop)[0])
-            for access in assignment.references:
+            for access in sorted(assignment.references,
+                                 key=lambda a: self.md.source_order(a.node)):
                 if self._meets_tensor(access.node):
                     where = self.md.statement_of(access.node)
                     if where is not None and self.md.is_ancestor(loop.body, where):
