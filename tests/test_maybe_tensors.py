@@ -16,20 +16,12 @@ import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
 from libcst.metadata import PositionProvider
+from test_prefilter import _IDS, CORPUS
 from torch_programs import torch_programs
 
-from golden import cases
 from nosync_fix import maybe_tensors
 from nosync_fix.analysis import ModuleAnalysis, Value
 from nosync_fix.maybe_tensors import MaybeTensors
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = sorted(
-    [c.input for c in cases()]
-    + list((ROOT / "tests" / "analysis" / "labelled").glob("*.py"))
-    + list((ROOT / "examples").rglob("*.py"))
-)
-_IDS = [str(p.relative_to(ROOT)) for p in CORPUS]
 
 _SAME: dict[type, tuple[type, ...]] = {
     cst.Name: (ast.Name,), cst.Attribute: (ast.Attribute,), cst.Call: (ast.Call,),
@@ -41,6 +33,7 @@ _SAME: dict[type, tuple[type, ...]] = {
 
 
 def _char_column(lines: list[str], line: int, byte_column: int) -> int:
+    """``ast`` counts columns in UTF-8 bytes, LibCST in characters."""
     return len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8"))
 
 
