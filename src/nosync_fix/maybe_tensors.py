@@ -44,7 +44,6 @@ from .analysis import _tables as T
 _TENSOR_TYPE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in T.TENSOR_ANNOTATIONS)
 _MODULE_TYPE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in T.MODULE_BASES)
 _EVIDENCE_METHODS = T.STRONG_TENSOR_EVIDENCE | T.WEAK_TENSOR_EVIDENCE
-_READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
 _PARAMETER_METHODS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
 _SUBMODULE_METHODS = frozenset({"children", "modules", "named_children", "named_modules"})
 _PASS_THROUGH_ITERATORS = frozenset({"enumerate", "zip", "reversed", "sorted", "list"})
@@ -57,8 +56,6 @@ _CONTAINER_TYPES = frozenset({"List", "Tuple", "Dict", "list", "tuple", "dict", 
                               "Iterable"})
 _VALUES = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare,
            ast.BoolOp, ast.IfExp, ast.NamedExpr)
-#: Builtins whose result is a host value whatever their arguments.
-_HOST_CALLS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id", "type"})
 #: Steps of fact computation per file before giving up (and answering "maybe").
 _BUDGET = 200_000
 
@@ -91,7 +88,7 @@ class MaybeTensors:
         #: local name -> what it was imported as, from torch, math and numpy
         self._imports: dict[str, list[str]] = {"torch": ["torch"]}
         #: whether numpy-like arrays can occur (an array library is imported, or `.numpy()`)
-        self.may_have_arrays = False
+        self._may_have_arrays = False
         #: the top-level packages the file imports (absolute imports)
         self._imported: set[str] = set()
         #: bindings (resolved) shown to hold tensors by a use: ``x.backward()``, ``F.relu(x)``
@@ -141,7 +138,7 @@ class MaybeTensors:
         if not isinstance(node, ast.Name):
             return False
         bindings = list(self._bindings_of(node))
-        if self.may_have_arrays and not all(_never_an_array(how, value)
+        if self._may_have_arrays and not all(_never_an_array(how, value)
                                             for how, value in bindings):
             return True  # some binding may give an array
         return any(
@@ -219,7 +216,7 @@ class MaybeTensors:
             func = node.func  # type: ignore[attr-defined]
             if isinstance(func, ast.Attribute):
                 return func.attr in T.METADATA_METHODS
-            return isinstance(func, ast.Name) and func.id in _HOST_CALLS and not any(
+            return isinstance(func, ast.Name) and func.id in T.HOST_RESULT_BUILTINS and not any(
                 self._bindings_of(func))
         if kind is ast.Compare:
             return any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
@@ -633,7 +630,7 @@ class _Collector(ast.NodeVisitor):
             root = alias.name.split(".")[0]
             self.facts._imported.add(root)
             if root in T.ARRAY_LIBRARIES:
-                self.facts.may_have_arrays = True
+                self.facts._may_have_arrays = True
             if root in _TRACKED_LIBRARIES:
                 local = alias.asname or root
                 origin = alias.name if alias.asname else root
@@ -643,7 +640,7 @@ class _Collector(ast.NodeVisitor):
         root = (node.module or "").split(".")[0] if not node.level else ""
         self.facts._imported.add(root)
         if root in T.ARRAY_LIBRARIES:
-            self.facts.may_have_arrays = True
+            self.facts._may_have_arrays = True
         for alias in node.names:
             if alias.name == "*":
                 continue  # the analysis does not resolve star imports either
@@ -771,7 +768,7 @@ class _Collector(ast.NodeVisitor):
             if isinstance(func.value, ast.Name) and func.attr in _EVIDENCE_METHODS:
                 self.evidence.append((self.scope, func.value.id))
             if func.attr == "numpy":
-                self.facts.may_have_arrays = True
+                self.facts._may_have_arrays = True
             if func.attr in ("register_buffer", "register_parameter") and node.args and (
                 isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
             ):
@@ -810,7 +807,7 @@ def _reads(node: ast.expr) -> bool:
     """Whether ``node`` holds a read (``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``,
     ``.to(...)``), whatever its receiver."""
     return any(isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)
-               and (part.func.attr in _READ_METHODS or part.func.attr == "to")
+               and (part.func.attr in T.READ_METHODS or part.func.attr == "to")
                for part in ast.walk(node))
 
 

@@ -81,7 +81,6 @@ ALL_SIGNALS = functools.reduce(operator.or_, Signal, Signal.NONE)
 _EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Signal.OUTPUT
                        | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE)
 
-_READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
 _READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
 _OUTPUT_METHODS = frozenset({
@@ -95,10 +94,6 @@ _DATA_DEPENDENT = frozenset({
     "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "equal",
     "bincount", "histc", "repeat_interleave", "nonzero_static",
 })
-#: Builtins whose result is a host value whatever their argument (the argument is
-#: scanned on its own); ``bool``/``int``/``float``/``str`` are left out: they read.
-_HOST_CALLS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id",
-                         "type"})
 _COMPILE_NAMES = ("torch.compile", "torch._dynamo.optimize")
 _COMPILE_WORDS = re.compile(r"\b(?:compile|optimize)\b")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -482,7 +477,7 @@ class _Scanner:
                 self._reads_in(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):
                 self.signal(Signal.ACCUMULATE, state)
-        elif name in _READ_METHODS or name in _READ_BUILTINS or name == "to":
+        elif name in T.READ_METHODS or name in _READ_BUILTINS or name == "to":
             if self.looks_for(Signal.READ, state) and self._is_read(call):
                 self.signal(Signal.READ, state)
         elif name in _OUTPUT_METHODS or name in _OUTPUT_FUNCTIONS:
@@ -516,7 +511,7 @@ class _Scanner:
                 return True
             if func.attr in ("item", "tolist") and self.tensors.reads_of_unknowns:
                 return True  # the analysis reads an unknown receiver too, in such a file
-            return func.attr in _READ_METHODS and self.tensors.tensor(func.value)
+            return func.attr in T.READ_METHODS and self.tensors.tensor(func.value)
         if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
             # The analysis reads with a builtin only a tensor: `float(t)`.
             return not (len(call.args) == 1 and not call.keywords) or self.device(call.args[0])
@@ -593,7 +588,7 @@ class _HostExpressions:
                 node.body) and self.trivially_host(node.orelse))  # type: ignore
         if kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
-            return (isinstance(func, ast.Name) and func.id in _HOST_CALLS
+            return (isinstance(func, ast.Name) and func.id in T.HOST_RESULT_BUILTINS
                     and func.id not in self.rebound)
         if kind is ast.JoinedStr:
             return all(self.trivially_host(v.value) and (
@@ -626,7 +621,7 @@ class _Bindings:
         self._parents: dict[int, int] = {}
         self._visit(tree)
         if self._star_import:
-            self.rebound.update(_HOST_CALLS | {"range", "enumerate"})
+            self.rebound.update(T.HOST_RESULT_BUILTINS | {"range", "enumerate"})
         self.host_names = self._host_names()
 
     def _bind(self, name: str, how: str, value: ast.expr | None = None) -> None:

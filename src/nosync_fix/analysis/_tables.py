@@ -44,6 +44,8 @@ TENSOR_HOST_METHODS = frozenset(TENSOR_METHODS_RETURNING_HOST) | frozenset({
 #: Methods that read a device value into a Python object: each one is a sync.
 SCALAR_READ_METHODS = frozenset({"item"})
 HOST_TRANSFER_METHODS = frozenset({"tolist", "numpy", "cpu"})
+#: Every method call that reads (or copies) a tensor to the host.
+READ_METHODS = SCALAR_READ_METHODS | HOST_TRANSFER_METHODS
 
 #: Builtins that read a tensor into a Python scalar when given one.
 SCALAR_READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
@@ -131,6 +133,10 @@ TORCH_LIBRARIES = frozenset({
     "fairseq", "deepspeed", "apex",
 })
 
+#: Builtins whose result is a host value whatever their argument, without reading it
+#: (``bool``/``int``/``float``/``str`` read a tensor they are given).
+HOST_RESULT_BUILTINS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable",
+                                  "id", "type"})
 #: Builtins whose results are host values whatever their arguments.
 HOST_BUILTINS = frozenset({
     "len", "int", "float", "bool", "str", "repr", "format", "isinstance", "issubclass",
