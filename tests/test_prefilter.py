@@ -292,7 +292,7 @@ def test_configured_hot_functions() -> None:
     ("for x in xs:\n    y = x.to(device=torch.device('cpu'))\n", Signal.READ),
 ])
 def test_signals(source: str, signal: Signal) -> None:
-    assert signal in _hot("import torch\nxs = torch.ones(3, 4)\n" + source)
+    assert signal in _hot("xs = torch.ones(3, 4)\n" + source)
 
 
 @pytest.mark.parametrize("source, signal", [
@@ -342,7 +342,7 @@ def test_reads_count_whatever_the_receiver() -> None:
 
 
 def test_indexes_of_several_elements_are_no_masks() -> None:
-    source = "import torch\nxs = torch.ones(3, 4)\nfor x in xs:\n    y = x[x > 0, 1]\n"
+    source = "xs = torch.ones(3, 4)\nfor x in xs:\n    y = x[x > 0, 1]\n"
     assert Signal.DATA_DEPENDENT not in _hot(source)
     assert Signal.DATA_DEPENDENT in _hot(source.replace(", 1]", ",]"))
 
@@ -397,6 +397,7 @@ def test_trivially_host_code_gives_no_signal(source: str) -> None:
     "xs = [i for i in range(3)]\nfor x in xs:\n    if i > 0:\n        pass\n",
     "class M(nn.Module):\n    def forward(self, x):\n        self.training = x.any()\n"
     "        if self.training:\n            pass\n",
+    "for x in xs:\n    if x in mask:\n        pass\n",
     "for x in xs:\n    if bool(x):\n        pass\n",
 ])
 def test_what_is_not_trivially_host(source: str) -> None:
