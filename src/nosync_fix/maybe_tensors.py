@@ -192,18 +192,22 @@ class MaybeTensors:
     # -- expressions ---------------------------------------------------------------------------
 
     def _device(self, node: ast.expr) -> bool:
-        if _reads(node):
-            return True
-        stack: list[ast.AST] = [node]
+        # One walk: a read counts anywhere, a possible tensor only outside the parts
+        # that are host whatever they hold (`len(x)`).
+        stack: list[tuple[ast.AST, bool]] = [(node, False)]
         while stack:
-            part = stack.pop()
-            if type(part) in _VALUES and self._tensor(part):
+            part, host = stack.pop()
+            kind = type(part)
+            if kind is ast.Call and _is_read_call(part):  # type: ignore[arg-type]
                 return True
-            if type(part) is ast.Call and any(
-                    q in _DEVICE_PREDICATES for q in self._torch_names(part.func)):  # type: ignore
-                return True  # NSY401 checks `torch.allclose(a, b)` whatever a and b are
-            if not self._host_whatever_its_parts(part):
-                stack.extend(ast.iter_child_nodes(part))
+            if not host:
+                if kind in _VALUES and self._tensor(part):
+                    return True
+                if kind is ast.Call and any(q in _DEVICE_PREDICATES for q in self._torch_names(
+                        part.func)):  # type: ignore[attr-defined]
+                    return True  # NSY401 checks `torch.allclose(a, b)` whatever a and b are
+                host = self._host_whatever_its_parts(part)
+            stack.extend((child, host) for child in ast.iter_child_nodes(part))
         return False
 
     def _host_whatever_its_parts(self, node: ast.AST) -> bool:
@@ -219,9 +223,7 @@ class MaybeTensors:
             return isinstance(func, ast.Name) and func.id in T.HOST_RESULT_BUILTINS and not any(
                 self._bindings_of(func))
         if kind is ast.Compare:
-            return any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
-                       for op in node.ops) or any(  # type: ignore[attr-defined]
-                _is_text(o) for o in (node.left, *node.comparators))  # type: ignore
+            return _host_comparison(node)  # type: ignore[arg-type]
         return False
 
     def _tensor(self, node: ast.AST) -> bool:
@@ -245,13 +247,8 @@ class MaybeTensors:
             return not isinstance(node.op, ast.Not) and self._tensor(  # type: ignore
                 node.operand)  # type: ignore[attr-defined]
         if kind is ast.Compare:
-            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
-                   for op in node.ops):  # type: ignore[attr-defined]
-                return False
-            operands = (node.left, *node.comparators)  # type: ignore[attr-defined]
-            if any(_is_text(o) for o in operands):
-                return False
-            return any(self._tensor(o) for o in operands)
+            return not _host_comparison(node) and any(  # type: ignore[arg-type]
+                self._tensor(o) for o in (node.left, *node.comparators))  # type: ignore
         if kind is ast.BoolOp:  # joined: a tensor only when every operand is
             return all(self._tensor(v) for v in node.values)  # type: ignore[attr-defined]
         if kind is ast.IfExp:
@@ -803,17 +800,22 @@ def _is_call_of(node: ast.expr | None, name: str) -> bool:
         node.func.id == name)
 
 
-def _reads(node: ast.expr) -> bool:
-    """Whether ``node`` holds a read (``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``,
-    ``.to(...)``), whatever its receiver."""
-    return any(isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)
-               and (part.func.attr in T.READ_METHODS or part.func.attr == "to")
-               for part in ast.walk(node))
+def _is_read_call(call: ast.Call) -> bool:
+    """A read (``.item()``, ``.tolist()``, ``.numpy()``, ``.cpu()``, ``.to(...)``), whatever
+    its receiver."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and (func.attr in T.READ_METHODS or func.attr == "to")
 
 
 def _takes_tensors(q: str) -> bool:
     """torch functions whose positional arguments the analysis takes as tensors."""
     return q.startswith("torch.nn.functional.") or q[len("torch."):] in T.TENSOR_ONLY_FUNCTIONS
+
+
+def _host_comparison(node: ast.Compare) -> bool:
+    """``x is None``, ``k in d``, ``name == "text"``: a host bool whatever ``x`` is."""
+    return any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops) or any(
+        _is_text(o) for o in (node.left, *node.comparators))
 
 
 def _is_text(node: ast.expr) -> bool:
