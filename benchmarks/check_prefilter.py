@@ -2,7 +2,8 @@
 
     python benchmarks/check_prefilter.py TREE... [--findings]
 
-For every ``.py`` file under TREE... (fetched checkouts, never committed):
+For every file ``nosync-fix`` would check under TREE... (fetched checkouts, never
+committed):
 
 1. every expression the analysis calls a tensor (or an nn.Module) is a possible
    one for :class:`nosync_fix.maybe_tensors.MaybeTensors` (the check of
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 import time
 from pathlib import Path
@@ -29,15 +29,7 @@ from test_maybe_tensors import _claims_hold  # noqa: E402
 
 from nosync_fix.config import Settings  # noqa: E402
 from nosync_fix.engine import process_source  # noqa: E402
-
-
-def _files(trees: list[str]) -> list[Path]:
-    found: list[Path] = []
-    for tree in trees:
-        for folder, subfolders, names in os.walk(tree):
-            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
-            found.extend(Path(folder, n) for n in sorted(names) if n.endswith(".py"))
-    return found
+from nosync_fix.files import discover  # noqa: E402
 
 
 def main() -> int:
@@ -47,7 +39,7 @@ def main() -> int:
                         help="also compare findings with the pre-filter on and off (slow)")
     args = parser.parse_args()
     started = time.monotonic()
-    files = _files(args.trees)
+    files = [Path(f) for f in discover(args.trees, Settings())[0]]
     checked = failures = skipped = 0
     for path in files:
         try:
