@@ -3,8 +3,9 @@
 * ``Metadata.parents`` equals LibCST's ``ParentNodeProvider``;
 * ``Metadata.qualified_names`` equals what ``QualifiedNameProvider`` answers
   (for the dotted names it is asked about);
-* ``Metadata.position`` (one top-level statement at a time) equals
-  ``PositionProvider`` on the whole module;
+* ``Metadata.position`` (one top-level statement at a time, or with the
+  ``ast`` one statement of a class body) equals ``PositionProvider`` on the
+  whole module;
 * ``line_opcodes`` is a valid edit script, like difflib's;
 * ``Metadata.scopes`` (resolved without LibCST's outer batched walk, by visitors
   whose method look-ups are cached) describes the
@@ -38,6 +39,7 @@ from nosync_fix.analysis import ModuleAnalysis
 from nosync_fix.analysis.base import (
     _ORIGINAL_VISIT,
     Metadata,
+    Source,
     dotted_name,
     resolve_alone,
     visit,
@@ -56,6 +58,11 @@ ODD = [
     "x = 1\ny = 2\r\nif x:\r    z = 3\n",
     "\x0c\ndef f():\n    x = 1\n\x0c\n    return x\n",
     "# header\n\n\nclass A:\n    def f(self):\n        pass\n# footer\n",
+    "class A:\n  # lead\n\n  @staticmethod\n  # between\n  @other(1,\n         2)\n"
+    "  def f(x):\n    return g(x,\n             y.item())\n  x = 1; y = [\n    2]\n"
+    "  z = 3\n",
+    "class B(object):\n\tdef f(self):\n\t\tif self.t.item() > 0:  # c\n\t\t\tpass\n"
+    "\t\t# trailing\n\n\t# end of class\nx = 'é'; y = B()\n",
     "x = 1",
     "\ufeffx = 1\n",
 ]
@@ -91,6 +98,19 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
         assert lazy.position(node) == (rng.start.line, rng.start.column, rng.end.line,
                                        rng.end.column), (name, type(node).__name__)
     assert "positions" not in lazy.__dict__  # it never needed the whole-module provider
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a byte-order mark: Python's own reading drops it first
+        tree = None
+    if tree is not None:
+        with_ast = Metadata(wrapper, Source(source, tree))
+        assert with_ast._first_lines.keys() >= {id(s) for s in module.body}
+        for node in [n for n in parents if id(n) in in_body]:
+            rng = full[node]
+            assert with_ast.position(node) == (rng.start.line, rng.start.column,
+                                               rng.end.line, rng.end.column), (
+                name, type(node).__name__)
+        assert "positions" not in with_ast.__dict__
     other = Metadata(wrapper)  # the header's and footer's comments: the provider's answer
     for node in [n for n in parents if id(n) not in in_body]:
         rng = full[node]

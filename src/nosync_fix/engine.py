@@ -7,7 +7,11 @@ For one source text the engine
    ``triggers`` occur in the text and, for rules that declare ``signals``, those
    whose signals the pre-filter (:mod:`nosync_fix.prefilter`) finds in a hot
    region; with no rule left, the file is done without LibCST;
-2. parses it once with LibCST; metadata and analyses are resolved on first use;
+2. parses it once with LibCST; metadata and analyses are resolved on first use.
+   When only findings are asked for, LibCST gets the slice of the text that the
+   live rules can act on (:mod:`nosync_fix.slicing`: the functions and methods
+   that cannot matter become empty lines); when a finding there needs its fix
+   applied or its edits, the whole text is analysed instead;
 3. runs the remaining rules in one batched traversal and keeps the findings on
    hot paths that no ``noqa`` comment suppresses;
 4. when fixing: applies the rewrites that do not overlap, adds the imports they
@@ -40,10 +44,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from . import prefilter
+from . import prefilter, slicing
 from .analysis import ModuleAnalysis
 from .analysis._tables import is_test_file_name
-from .analysis.base import Metadata, walk
+from .analysis.base import Metadata, Source, walk
 from .config import Settings
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
 from .noqa import Suppressions, parse_suppressions
@@ -159,18 +163,54 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
     tree = syntax_check(text, filename)
-    live = live_rules(text, tree, settings, rules, test_module=is_test_file_name(filename))
+    live, found = _live_rules(text, tree, settings, rules,
+                              test_module=is_test_file_name(filename))
     if not live:
         return result()
     suppressions = parse_suppressions(text)
     if suppressions.suppresses_all_of_file():
         return result()
     with _recursion_limit_for(nesting_depth(tree)):
-        return _analyse(text, encoding, filename, settings, rules, live, suppressions, fix,
-                        with_edits, result)
+        findings = _findings_of_slice(text, tree, found, filename, settings, live, suppressions)
+        if findings is not None and not _needs_whole_text(findings, settings, fix, with_edits):
+            return result(findings)
+        return _analyse(text, tree, encoding, filename, settings, rules, live, suppressions,
+                        fix, with_edits, result)
 
 
-def _analyse(text: str, encoding: str, filename: str, settings: Settings,
+def _findings_of_slice(text: str, tree: ast.Module, found: prefilter.Scan | None,
+                       filename: str, settings: Settings, live: list[type[Rule]],
+                       suppressions: Suppressions) -> list[Finding] | None:
+    """The findings of the live rules on the part of ``text`` they can act on
+    (:mod:`nosync_fix.slicing`); None when that is the whole text."""
+    if found is None or any(rule.signals is None for rule in live):
+        return None
+    relevant = slicing.relevant_text(tree, text, found, [_need(rule, settings) for rule in live])
+    if relevant is None:
+        return None
+    try:
+        module = parse(relevant)
+    except _FileFailure:  # let the whole text decide what to report
+        return None
+    source = Source(libcst_text(relevant), tree)  # the slice keeps every line where it was
+    return [f.finding for f in _run_rules(module, filename, settings, live, suppressions,
+                                          source)[1]]
+
+
+def _needs_whole_text(findings: Sequence[Finding], settings: Settings, fix: bool,
+                      with_edits: bool) -> bool:
+    """Whether the findings of a slice need the analysis of the whole text: to apply
+    their fixes or to give their edits."""
+    if with_edits:
+        return any(f.fix is not None for f in findings)
+    if fix:
+        allowed = {Applicability.SAFE} | (
+            {Applicability.UNSAFE} if settings.unsafe_fixes else set())
+        return any(f.fix is not None and f.fix.applicability in allowed for f in findings)
+    return False
+
+
+def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings: Settings,
              rules: Sequence[type[Rule]], live: list[type[Rule]], suppressions: Suppressions,
              fix: bool, with_edits: bool, result: Callable[..., FixResult]) -> FixResult:
     module = parse(text)
@@ -178,7 +218,8 @@ def _analyse(text: str, encoding: str, filename: str, settings: Settings,
     applied: list[Finding] = []
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
     for pass_number in range(MAX_PASSES + 1):
-        analysis, found = _run_rules(module, filename, settings, live, suppressions)
+        analysis, found = _run_rules(module, filename, settings, live, suppressions,
+                                     Source(libcst_text(current), tree))
         fixable = [f for f in found
                    if f.report.rewrite is not None and f.report.rewrite.applicability in allowed]
         if not fix or not fixable:
@@ -204,8 +245,8 @@ def _analyse(text: str, encoding: str, filename: str, settings: Settings,
         suppressions = parse_suppressions(current)
         module = new_module
         # The fixed text may hold what another rule acts on: ask the pre-filter again.
-        live = live_rules(current, syntax_check(current, filename), settings, rules,
-                          test_module=is_test_file_name(filename))
+        tree = syntax_check(current, filename)
+        live = live_rules(current, tree, settings, rules, test_module=is_test_file_name(filename))
     raise AssertionError("unreachable")
 
 
@@ -254,10 +295,8 @@ def parse(text: str) -> cst.Module:
     given the text without them, which Python reads the same; :func:`splice` puts
     the original bytes back on every line no fix touches.
     """
-    if "\f" in text:
-        text = _INDENT_FORM_FEEDS.sub("", text)
     try:
-        return cst.parse_module(text)
+        return cst.parse_module(libcst_text(text))
     except cst.ParserSyntaxError as error:
         message = str(error).splitlines()[0] if str(error) else "syntax error"
         raise _FileFailure(
@@ -268,6 +307,11 @@ def parse(text: str) -> cst.Module:
     except (SyntaxError, ValueError) as error:
         raise _FileFailure(f"LibCST cannot parse this file, which Python accepts: {error}; "
                            "file left unchanged", "parse") from None
+
+
+def libcst_text(text: str) -> str:
+    """The text :func:`parse` hands to LibCST: without form feeds in indentation."""
+    return _INDENT_FORM_FEEDS.sub("", text) if "\f" in text else text
 
 
 def syntax_check(text: str, filename: str) -> ast.Module:
@@ -308,24 +352,35 @@ def live_rules(text: str, tree: ast.Module, settings: Settings,
     rule that is not limited to hot paths). In a test file (``test_module``) nothing
     is hot: a rule limited to hot paths finds nothing there.
     """
+    return _live_rules(text, tree, settings, rules, test_module=test_module)[0]
+
+
+def _live_rules(text: str, tree: ast.Module, settings: Settings,
+                rules: Sequence[type[Rule]], *,
+                test_module: bool) -> tuple[list[type[Rule]], prefilter.Scan | None]:
+    """:func:`live_rules`, with what the pre-filter found (None when it did not run)."""
     triggered = [rule for rule in rules
                  if not rule.triggers or any(t in text for t in rule.triggers)]
     if test_module and not settings.all_paths:
         triggered = [rule for rule in triggered if not rule.hot_paths_only]
     if not settings.prefilter or all(rule.signals is None for rule in triggered):
-        return triggered
-    needs = {rule: prefilter.Need(rule.signals, settings.all_paths or not rule.hot_paths_only)
-             for rule in triggered if rule.signals is not None}
+        return triggered, None
+    needs = {rule: _need(rule, settings) for rule in triggered if rule.signals is not None}
     found = prefilter.scan(tree, text, settings.hot_functions, list(set(needs.values())))
-    return [rule for rule in triggered if rule not in needs or found.meets(needs[rule])]
+    return [rule for rule in triggered if rule not in needs or found.meets(needs[rule])], found
+
+
+def _need(rule: type[Rule], settings: Settings) -> prefilter.Need:
+    assert rule.signals is not None
+    return prefilter.Need(rule.signals, settings.all_paths or not rule.hot_paths_only)
 
 
 def _run_rules(module: cst.Module, filename: str, settings: Settings,
-               rules: Sequence[type[Rule]],
-               suppressions: Suppressions) -> tuple[ModuleAnalysis, list[_Found]]:
+               rules: Sequence[type[Rule]], suppressions: Suppressions,
+               source: Source | None = None) -> tuple[ModuleAnalysis, list[_Found]]:
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     analysis = ModuleAnalysis(wrapper, settings.hot_functions,
-                              test_module=is_test_file_name(filename))
+                              test_module=is_test_file_name(filename), source=source)
     context = RuleContext(analysis, settings, filename)
     instances = [rule(context) for rule in rules]
     visit_batched(wrapper, instances)

@@ -30,6 +30,7 @@ ignored here (they only make the analysis's hot region smaller).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
 import functools
 import operator
@@ -114,12 +115,44 @@ class Scan:
 
     hot: Signal
     anywhere: Signal
+    #: The scanner that found them, with its facts about the file (for :meth:`by_unit`).
+    scanner: _Scanner | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def signals(self, anywhere: bool) -> Signal:
         return self.anywhere if anywhere else self.hot
 
     def meets(self, need: Need) -> bool:
         return bool(need.signals & self.signals(need.anywhere))
+
+    def by_unit(self) -> dict[int, Scan] | None:
+        """The signals of each :func:`unit` of the file, keyed by the ``id`` of its node
+        (units without signals are left out); None when the file cannot be scanned.
+
+        This scans the whole file again, looking for everything.
+        """
+        if self.scanner is None:
+            return None
+        return self.scanner.scan_units()
+
+
+def units(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef,
+                                          ast.ClassDef | None]]:
+    """The functions of a module and the methods of its classes, with their class:
+    the pieces that :mod:`nosync_fix.slicing` may leave out of the analysis."""
+    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]] = []
+    for statement in tree.body:
+        if isinstance(statement, _FUNCTIONS):
+            found.append((statement, None))
+        elif isinstance(statement, ast.ClassDef):
+            found.extend((method, statement) for method in statement.body
+                         if isinstance(method, _FUNCTIONS))
+    return found
+
+
+def compile_aliases(tree: ast.Module, text: str) -> set[str]:
+    """Dotted names that may refer to ``torch.compile`` (or ``torch._dynamo.optimize``);
+    empty when no spelling of them can be in ``text``."""
+    return _compile_aliases(tree) if _COMPILE_WORDS.search(text) else set()
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Module:
@@ -154,7 +187,7 @@ def scan(tree: ast.Module, text: str, hot_functions: Iterable[str] = (),
         pass
     except RecursionError:  # nested too deeply to scan: assume everything
         return Scan(hot=ALL_SIGNALS, anywhere=ALL_SIGNALS)
-    return Scan(hot=scanner.hot, anywhere=scanner.anywhere)
+    return Scan(hot=scanner.hot, anywhere=scanner.anywhere, scanner=scanner)
 
 
 class _Done(Exception):
@@ -181,6 +214,25 @@ class _Scanner:
         self._tensors: MaybeTensors | None = None
         self.visible: set[int] = {id(tree)}
         self.record: set[tuple[int, int]] | None = None
+        #: In :meth:`scan_units`: the units, the one being scanned, and their signals.
+        self.unit_ids: frozenset[int] = frozenset()
+        self.unit: int | None = None
+        self.unit_signals: dict[int, tuple[Signal, Signal]] = {}
+
+    def scan_units(self) -> dict[int, Scan] | None:
+        """Scan the whole file for every signal, recording which unit holds each."""
+        self.pending = None
+        self._update_wanted()
+        self.hot = self.anywhere = Signal.NONE
+        self.unit_ids = frozenset(id(node) for node, _ in units(self.tree))
+        self.unit_signals = {}
+        try:
+            self.block(self.tree.body, _NORMAL)
+        except RecursionError:
+            return None
+        finally:
+            self.unit_ids = frozenset()
+        return {key: Scan(hot, anywhere) for key, (hot, anywhere) in self.unit_signals.items()}
 
     @property
     def host(self) -> _HostExpressions:
@@ -214,6 +266,10 @@ class _Scanner:
         return bool(signals & (self.wanted if state == _HOT else self.cold_wanted))
 
     def signal(self, signal: Signal, state: int) -> None:
+        if self.unit is not None:
+            hot, anywhere = self.unit_signals.get(self.unit, (Signal.NONE, Signal.NONE))
+            self.unit_signals[self.unit] = (hot | signal if state == _HOT else hot,
+                                            anywhere | signal)
         new_hot = state == _HOT and signal not in self.hot
         if signal in self.anywhere and not new_hot:
             return
@@ -311,7 +367,7 @@ class _Scanner:
 
     def _class_body(self, node: ast.ClassDef, state: int) -> None:
         dataset = node.name.endswith(("Dataset", "Sampler")) or any(
-            (_dotted(b) or "").endswith(("Dataset", "Sampler")) for b in node.bases)
+            (dotted(b) or "").endswith(("Dataset", "Sampler")) for b in node.bases)
         for statement in node.body:
             if isinstance(statement, _FUNCTIONS):
                 inner = self._function_state(statement, state)
@@ -324,6 +380,9 @@ class _Scanner:
                 self.statement(statement, state)
 
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> None:
+        outer = self.unit
+        if id(node) in self.unit_ids:
+            self.unit = id(node)
         for decorator in node.decorator_list:
             self.expression(decorator, state)
         self._arguments(node.args, state)
@@ -332,6 +391,7 @@ class _Scanner:
         self.visible.add(id(node))
         self.block(node.body, state)
         self.visible.discard(id(node))
+        self.unit = outer
 
     def _function_state(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> int:
         """The state inside a function: hot wins over cold (the superset)."""
@@ -792,11 +852,11 @@ class _Bindings:
         return chain
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
+        base = dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
     return None
 
@@ -822,10 +882,10 @@ def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]
     aliases = _compile_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, _FUNCTIONS):
-            if any(_dotted(d.func if isinstance(d, ast.Call) else d) in aliases
+            if any(dotted(d.func if isinstance(d, ast.Call) else d) in aliases
                    for d in node.decorator_list):
                 definitions.add(id(node))
-        elif isinstance(node, ast.Call) and _dotted(node.func) in aliases:
+        elif isinstance(node, ast.Call) and dotted(node.func) in aliases:
             if node.args and isinstance(node.args[0], ast.Name):
                 names.add(node.args[0].id)
     return names, definitions

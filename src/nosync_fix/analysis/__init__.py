@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .base import ANALYSIS_METADATA, Metadata, dotted_name
+from .base import ANALYSIS_METADATA, Metadata, Source, dotted_name
 from .effects import Effect, Effects
 from .hotpaths import HotPaths
 from .loops import LoopFacts
@@ -58,8 +58,8 @@ class ModuleAnalysis:
 
     def __init__(self, wrapper: cst.MetadataWrapper,
                  hot_functions: frozenset[str] = frozenset(), *,
-                 test_module: bool = False) -> None:
-        self.md = Metadata(wrapper)
+                 test_module: bool = False, source: Source | None = None) -> None:
+        self.md = Metadata(wrapper, source)
         self.module = wrapper.module
         self.tensors = TensorFacts(self.md)
         self.hot = HotPaths(self.md, self.tensors, hot_functions, test_module=test_module)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -48,11 +49,15 @@ class Metadata:
     does, less its extra pass over every node).
     """
 
-    def __init__(self, wrapper: cst.MetadataWrapper) -> None:
+    def __init__(self, wrapper: cst.MetadataWrapper, source: Source | None = None) -> None:
         self.wrapper = wrapper
         self.module = wrapper.module
+        #: The text LibCST parsed and its ``ast``, when known: statements' lines without
+        #: rendering the module.
+        self.source = source
         self._accesses: dict[int, Access] | None = None
-        self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
+        self._statement_positions: dict[int, tuple[Mapping[cst.CSTNode, CodeRange],
+                                                   list[str] | None]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -144,36 +149,77 @@ class Metadata:
 
         ``PositionProvider`` records a range for every node of the module, ten times
         the cost of rendering it. A finding needs the range of one node: it is
-        resolved on the top-level statement that holds the node alone, rendered as a
-        module of its own, and shifted by the lines of the statements before it. The
-        answer is the same (a test compares them on every corpus).
+        resolved on the statement that holds the node alone, rendered as a module of
+        its own, and shifted by the lines before that statement. The statement is the
+        top-level one, or with :attr:`source` the one in a top-level class's body (a
+        method, usually); its lines then come from the ``ast`` instead of rendering
+        what comes before, and columns on lines rendered without the class's
+        indentation get it back from the source line. The answer is the same (a test
+        compares them on every corpus).
         """
         if "positions" in self.__dict__:
             rng = self.positions[node]
             return rng.start.line, rng.start.column, rng.end.line, rng.end.column
-        top: cst.CSTNode | None = node
-        while top is not None and self.parents.get(top) is not self.module:
-            top = self.parents.get(top)
-        if top is None or id(top) not in self._first_lines:  # the module, its header ...
+        anchor, nested = self._anchor(node)
+        if anchor is None:  # the module, its header ...
             rng = self.positions[node]
             return rng.start.line, rng.start.column, rng.end.line, rng.end.column
-        ranges = self._statement_positions.get(id(top))
-        if ranges is None:
-            alone = cst.Module(body=[top], header=(), footer=(),  # type: ignore[list-item]
+        cached = self._statement_positions.get(id(anchor))
+        if cached is None:
+            alone = cst.Module(body=[anchor], header=(), footer=(),  # type: ignore[list-item]
                                default_indent=self.module.default_indent,
                                default_newline=self.module.default_newline)
             ranges = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
                 PositionProvider)
-            self._statement_positions[id(top)] = ranges
-        shift = self._first_lines[id(top)]
+            cached = (ranges, _LINES.findall(alone.code) if nested else None)
+            self._statement_positions[id(anchor)] = cached
+        ranges, rendered = cached
+        shift = self._first_lines[id(anchor)]
         rng = ranges[node]
-        return rng.start.line + shift, rng.start.column, rng.end.line + shift, rng.end.column
+        start_column, end_column = rng.start.column, rng.end.column
+        if rendered is not None and self.source is not None:
+            start_column += self._indent_lost(rendered, rng.start.line, shift)
+            if end_column:  # an end at a line's start is before its indentation
+                end_column += self._indent_lost(rendered, rng.end.line, shift)
+        return rng.start.line + shift, start_column, rng.end.line + shift, end_column
+
+    def _anchor(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, bool]:
+        """The statement to render for ``node``'s position, and whether it is nested in
+        a class (None when ``node`` is in no statement)."""
+        path = [node]
+        while path[-1] is not None and self.parents.get(path[-1]) is not self.module:
+            path.append(self.parents.get(path[-1]))  # type: ignore[arg-type]
+        top = path[-1]
+        if top is None or id(top) not in self._first_lines:
+            return None, False
+        # path: node ... top; a method sits at top -> IndentedBlock -> statement.
+        if len(path) >= 3 and isinstance(top, cst.ClassDef) and path[-2] is top.body and (
+            id(path[-3]) in self._first_lines and not isinstance(node, _LAYOUT)
+        ):
+            return path[-3], True
+        return top, False
+
+    def _indent_lost(self, rendered: list[str], line: int, shift: int) -> int:
+        """The indentation a nested statement's ``line`` lost when rendered alone: the
+        source line is the rendered one with the class's indentation in front, or the
+        same line (inside brackets, where the whitespace is the source's own)."""
+        assert self.source is not None
+        source_lines = self.source.lines
+        if line - 1 >= len(rendered) or line + shift - 1 >= len(source_lines):
+            return 0
+        return (len(source_lines[line + shift - 1].rstrip("\r\n"))
+                - len(rendered[line - 1].rstrip("\r\n")))
 
     @functools.cached_property
     def _first_lines(self) -> dict[int, int]:
-        """How many lines come before each top-level statement in the rendered module."""
+        """How many lines come before each top-level statement in the rendered module
+        (and, with :attr:`source`, before each statement of a top-level class's body)."""
+        if self.source is not None:
+            found = self.source.lines_before(self.module)
+            if found is not None:
+                return found
         lines = sum(1 for _ in self.module.header)
-        found: dict[int, int] = {}
+        found = {}
         for statement in self.module.body:
             found[id(statement)] = lines
             lines += len(_LINES.findall(self.module.code_for_node(statement)))
@@ -209,6 +255,69 @@ class Metadata:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+
+#: Whitespace and comments: they may start inside a line's indentation, where the
+#: indentation a nested statement loses when rendered alone cannot be told from its own.
+_LAYOUT = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.Newline,
+           cst.TrailingWhitespace, cst.Comment)
+
+
+class Source:
+    """The text LibCST parsed, with Python's ``ast`` of the same lines."""
+
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        self.text = text
+        self.tree = tree
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return _LINES.findall(self.text)
+
+    def lines_before(self, module: cst.Module) -> dict[int, int] | None:
+        """For each top-level statement of ``module`` and each statement in the body of
+        a top-level class: how many lines come before it (its leading empty lines and
+        comments included). None if the ``ast`` does not match the module."""
+        found = _lines_before(module.body, self.tree.body)
+        if found is None:
+            return None
+        for statement, node in zip(module.body, _statement_nodes(module.body, self.tree.body),
+                                   strict=False):
+            if isinstance(statement, cst.ClassDef) and isinstance(node, ast.ClassDef) and (
+                isinstance(statement.body, cst.IndentedBlock)
+            ):
+                inner = _lines_before(statement.body.body, node.body)
+                if inner is None:
+                    return None
+                found.update(inner)
+        return found
+
+
+def _statement_nodes(statements: Sequence[cst.BaseStatement],
+                     nodes: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The first ``ast`` statement of each LibCST statement (a line of simple
+    statements holds several)."""
+    index = 0
+    for statement in statements:
+        if index >= len(nodes):
+            return
+        yield nodes[index]
+        index += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+
+
+def _lines_before(statements: Sequence[cst.BaseStatement],
+                  nodes: list[ast.stmt]) -> dict[int, int] | None:
+    found: dict[int, int] = {}
+    count = 0
+    for statement, node in zip(statements, _statement_nodes(statements, nodes), strict=False):
+        decorators = getattr(node, "decorator_list", None)
+        first = decorators[0].lineno if decorators else node.lineno
+        leading = len(statement.leading_lines)
+        if decorators and isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            leading += len(statement.decorators[0].leading_lines)
+        found[id(statement)] = first - 1 - leading
+        count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    return found if count == len(nodes) and len(found) == len(statements) else None
 
 
 def _libcst_version() -> tuple[int, ...]:

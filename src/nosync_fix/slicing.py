@@ -1,0 +1,216 @@
+"""Slicing: the part of a live file that LibCST needs to see.
+
+The pre-filter (:mod:`nosync_fix.prefilter`) decides whether a file needs
+LibCST at all. Most files that do need it hold their findings in a few
+functions, yet LibCST's parse, scopes and the analyses cost as much for every
+other line. :func:`relevant_text` blanks out the functions (and methods of
+classes) that cannot change the findings: the rules run on the rest, which
+keeps every line where it was, so findings keep their positions.
+
+A function (or method) is kept when
+
+* the pre-filter finds one of the live rules' signals in it (a finding sits
+  where its signal is: the same argument that makes the pre-filter sound), or
+* it declares ``global``/``nonlocal`` names, calls what may be
+  ``torch.compile`` (which makes another function hot), or imports a package
+  the module's own imports do not (the analysis asks whether a file imports
+  torch or numpy), or
+* kept code may reach it, as the analysis does (the closure):
+  - a name of kept code that is bound to the function;
+  - a name of kept code that is a module-level variable: every function that
+    mentions it is kept (its uses anywhere are evidence of what it holds, and
+    rules look at every use of a name they rewrite);
+  - an attribute ``self.x`` read in a kept method: the methods of the same class
+    that assign ``self.x`` (or ``register_buffer("x", ...)``) are kept (the
+    analysis joins everything assigned to it).
+
+Everything outside functions and methods (imports, module-level code, class
+bodies, nested classes) is always kept. A left-out function's lines become
+empty lines, its first line ``pass`` at its indentation, so that the text is
+still valid Python with the same lines.
+
+The engine uses the slice to check a file, and falls back to the whole text
+whenever a finding on the slice needs a fix or its edits. ``tests/test_prefilter.py``
+and ``benchmarks/check_prefilter.py --findings`` check that findings are the
+same with the pre-filter (and so the slicing) on and off.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from . import prefilter
+from .prefilter import Need, Scan
+
+#: Files smaller than this go to LibCST whole: slicing would save less than it costs.
+MIN_SLICED_BYTES = 4000
+
+_LINE_END = "\r\n"
+
+
+@dataclass(eq=False)
+class _Unit:
+    """A function or method of the module, and what links it to other code."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    cls: ast.ClassDef | None
+    names: set[str] = field(default_factory=set)
+    self_reads: set[str] = field(default_factory=set)
+    self_stores: set[str] = field(default_factory=set)
+    pinned: bool = False
+
+
+def relevant_text(tree: ast.Module, text: str, found: Scan,
+                  needs: Sequence[Need]) -> str | None:
+    """``text`` with the functions and methods that cannot matter to ``needs`` left
+    out (see the module's documentation); None when all of them may matter."""
+    if len(text) < MIN_SLICED_BYTES:
+        return None
+    by_unit = found.by_unit()
+    if by_unit is None:
+        return None
+    units = [_Unit(node, cls) for node, cls in prefilter.units(tree)]
+    if not units:
+        return None
+    module_roots, module_names, stored_globals = _module_code(tree, units)
+    aliases = prefilter.compile_aliases(tree, text)
+    functions: dict[str, list[_Unit]] = {}
+    for unit in units:
+        _link(unit, module_roots, aliases)
+        if unit.cls is None:
+            functions.setdefault(unit.node.name, []).append(unit)
+
+    kept: set[int] = set()
+    todo: list[_Unit] = []
+
+    def keep(unit: _Unit) -> None:
+        if id(unit) not in kept:
+            kept.add(id(unit))
+            todo.append(unit)
+
+    for unit in units:
+        signals = by_unit.get(id(unit.node))
+        if unit.pinned or (signals is not None and any(signals.meets(n) for n in needs)):
+            keep(unit)
+
+    seen_names: set[str] = set()
+
+    def reach(names: Iterable[str]) -> None:
+        for name in names:
+            if name in seen_names:
+                continue
+            seen_names.add(name)
+            for unit in functions.get(name, ()):
+                keep(unit)
+            if name in stored_globals:
+                for unit in units:
+                    if name in unit.names:
+                        keep(unit)
+
+    reach(module_names)
+    seen_attributes: set[tuple[int, str]] = set()
+    while todo:
+        unit = todo.pop()
+        reach(unit.names)
+        if unit.cls is None:
+            continue
+        for attribute in unit.self_reads:
+            if (id(unit.cls), attribute) in seen_attributes:
+                continue
+            seen_attributes.add((id(unit.cls), attribute))
+            for other in units:
+                if other.cls is unit.cls and attribute in other.self_stores:
+                    keep(other)
+    if len(kept) == len(units):
+        return None
+    return _blank_out([u.node for u in units if id(u) not in kept], text)
+
+
+def _module_code(tree: ast.Module, units: list[_Unit]) -> tuple[set[str], set[str], set[str]]:
+    """Of the code outside the units: the packages it imports, the names it mentions,
+    and the names it binds other than by ``import``."""
+    skip = {id(unit.node) for unit in units}
+    roots: set[str] = set()
+    names: set[str] = set()
+    stored: set[str] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            names.add(node.id)  # type: ignore[attr-defined]
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                stored.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Import:
+            roots.update(alias.name.split(".")[0] for alias in node.names)  # type: ignore
+        elif kind is ast.ImportFrom:
+            if node.module and not node.level:  # type: ignore[attr-defined]
+                roots.add(node.module.split(".")[0])  # type: ignore[attr-defined]
+        for child in ast.iter_child_nodes(node):
+            if id(child) not in skip:
+                stack.append(child)
+    return roots, names, stored
+
+
+def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> None:
+    """What ``unit`` mentions, and whether it must be kept whatever it holds."""
+    node = unit.node
+    receiver = None
+    if unit.cls is not None:
+        positional = node.args.posonlyargs + node.args.args
+        receiver = positional[0].arg if positional else None
+    for child in ast.walk(node):
+        kind = type(child)
+        if kind is ast.Name:
+            unit.names.add(child.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            value = child.value  # type: ignore[attr-defined]
+            if receiver is not None and isinstance(value, ast.Name) and value.id == receiver:
+                attribute = child.attr  # type: ignore[attr-defined]
+                unit.self_reads.add(attribute)
+                if not isinstance(child.ctx, ast.Load):  # type: ignore[attr-defined]
+                    unit.self_stores.add(attribute)
+        elif kind is ast.Call:
+            func = child.func  # type: ignore[attr-defined]
+            if receiver is not None and isinstance(func, ast.Attribute) and func.attr in (
+                "register_buffer", "register_parameter"
+            ):
+                for argument in child.args[:1]:  # type: ignore[attr-defined]
+                    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                        unit.self_stores.add(argument.value)
+            if compile_aliases and prefilter.dotted(func) in compile_aliases:
+                unit.pinned = True
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            unit.pinned = True
+        elif kind is ast.Import:
+            if any(a.name.split(".")[0] not in module_roots for a in child.names):  # type: ignore
+                unit.pinned = True
+        elif kind is ast.ImportFrom:
+            module = child.module  # type: ignore[attr-defined]
+            if module and not child.level and (  # type: ignore[attr-defined]
+                module.split(".")[0] not in module_roots
+            ):
+                unit.pinned = True
+
+
+def _blank_out(nodes: list[ast.FunctionDef | ast.AsyncFunctionDef], text: str) -> str:
+    """``text`` with each function of ``nodes`` replaced by ``pass`` and empty lines.
+
+    A function (decorators included) starts a line of its own and ends one, so whole
+    lines go; each keeps its own line ending.
+    """
+    from .engine import split_lines  # the engine imports this module
+
+    lines = split_lines(text)
+    for node in nodes:
+        start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+        first = lines[start]
+        content = first.rstrip(_LINE_END)
+        indent = content[:len(content) - len(content.lstrip(" \t\f"))]
+        lines[start] = indent + "pass" + first[len(content):]
+        for index in range(start + 1, node.end_lineno or start + 1):
+            line = lines[index]
+            lines[index] = line[len(line.rstrip(_LINE_END)):]
+    return "".join(lines)

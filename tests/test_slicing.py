@@ -1,0 +1,143 @@
+"""Slicing must never change a finding.
+
+On every golden input, labelled file, example and generated program, with
+slicing forced on every file (``MIN_SLICED_BYTES = 0``): the findings of a
+check, the findings with their edits and the fixed text are the same as with
+the whole text. Plus the closure (what must stay) on small cases.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_prefilter import _IDS, CORPUS
+from torch_programs import torch_programs
+
+from nosync_fix import slicing
+from nosync_fix.config import Settings
+from nosync_fix.engine import _live_rules, _need, process_source
+from nosync_fix.prefilter import parse
+
+
+@pytest.fixture(autouse=True)
+def slice_every_file(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(slicing, "MIN_SLICED_BYTES", 0)
+    yield
+
+
+def _outcomes(source: str, base: Settings) -> list[tuple]:
+    found = []
+    for all_paths in (False, True):
+        settings_ = dataclasses.replace(base, all_paths=all_paths)
+        for fix, with_edits in ((False, False), (False, True), (True, False)):
+            result = process_source(source, "case.py", settings_, fix=fix, with_edits=with_edits)
+            found.append((result.error, result.fixed, result.findings, result.applied))
+    return found
+
+
+def assert_slicing_changes_nothing(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = Settings(unsafe_fixes=True)
+    sliced = _outcomes(source, base)
+    monkeypatch.setattr(slicing, "MIN_SLICED_BYTES", 10**12)
+    assert sliced == _outcomes(source, base)
+    monkeypatch.setattr(slicing, "MIN_SLICED_BYTES", 0)
+
+
+def relevant(source: str) -> str | None:
+    settings_ = Settings()
+    tree = parse(source)
+    live, found = _live_rules(source, tree, settings_, settings_.rules_for("case.py"),
+                              test_module=False)
+    assert live and found is not None, "no rule is live on this case"
+    return slicing.relevant_text(tree, source, found, [_need(rule, settings_) for rule in live])
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_IDS)
+def test_slicing_changes_nothing(path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_slicing_changes_nothing(path.read_text(encoding="utf-8"), monkeypatch)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(torch_programs())
+def test_slicing_changes_nothing_on_generated_programs(source: str) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(slicing, "MIN_SLICED_BYTES", 0)
+        assert_slicing_changes_nothing(source, monkeypatch)
+
+
+def test_slicing_is_not_vacuous() -> None:
+    """Slicing leaves something out of some corpus files (most hold one function)."""
+    sliced = 0
+    for path in CORPUS:
+        source = path.read_text(encoding="utf-8")
+        tree = parse(source)
+        live, found = _live_rules(source, tree, Settings(), Settings().rules_for("case.py"),
+                                  test_module=False)
+        if live and found is not None and slicing.relevant_text(
+                tree, source, found, [_need(rule, Settings()) for rule in live]) is not None:
+            sliced += 1
+    assert sliced >= 10
+
+
+_LOOP = "    for x in loader:\n        total += torch.relu(x).sum().item()\n"
+
+
+def _kept_functions(text: str) -> set[str]:
+    return {node.name for node in ast.walk(ast.parse(text))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def test_functions_without_signals_go_and_lines_stay() -> None:
+    source = ("import torch\r\n\r\n@torch.no_grad()\r\ndef unrelated(a):\r\n"
+              "    return a + 1\r\n\r\ndef train(model, loader):\r\n    total = 0\r\n"
+              + _LOOP.replace("\n", "\r\n"))
+    text = relevant(source)
+    assert text is not None
+    assert _kept_functions(text) == {"train"}
+    assert text.count("\r\n") == source.count("\r\n")
+    assert text.splitlines()[2:5] == ["pass", "", ""]
+    assert text.splitlines()[7:] == source.splitlines()[7:]
+
+
+def test_a_function_that_kept_code_calls_stays() -> None:
+    source = ("import torch\n\ndef helper(x):\n    return x * 2\n\ndef other():\n    return 1\n\n"
+              "def train(model, loader):\n    total = 0\n" + _LOOP
+              + "        total += helper(x).item()\n")
+    assert _kept_functions(relevant(source) or "") == {"train", "helper"}
+
+
+def test_every_function_that_mentions_a_module_variable_kept_code_uses_stays() -> None:
+    source = ("import torch\n\nstate = None\n\ndef reset():\n    print(state)\n\n"
+              "def other():\n    return 1\n\n"
+              "def train(model, loader):\n    total = state\n" + _LOOP)
+    assert _kept_functions(relevant(source) or "") == {"train", "reset"}
+
+
+def test_methods_that_assign_an_attribute_a_kept_method_reads_stay() -> None:
+    source = ("import torch\n\nclass Loop:\n"
+              "    def __init__(self):\n        self.total = torch.zeros(())\n"
+              "        self.name = 'loop'\n"
+              "    def setup(self):\n        self.register_buffer('scale', torch.ones(()))\n"
+              "    def describe(self):\n        return self.name\n"
+              "    def run(self, loader):\n        for x in loader:\n"
+              "            self.total += self.scale * x.sum().item()\n")
+    assert _kept_functions(relevant(source) or "") == {"__init__", "setup", "run"}
+
+
+@pytest.mark.parametrize("pinned", [
+    "def pinned():\n    global counter\n    counter = 1\n",
+    "def pinned():\n    import numpy\n    return numpy\n",
+    "def pinned(f):\n    return torch.compile(f)\n",
+])
+def test_functions_that_change_module_facts_stay(pinned: str) -> None:
+    source = ("import torch\n\ndef other():\n    return 1\n\n" + pinned
+              + "\ndef train(model, loader):\n    total = 0\n" + _LOOP)
+    assert _kept_functions(relevant(source) or "") == {"train", "pinned"}
+
+
+def test_nothing_to_leave_out_gives_none() -> None:
+    assert relevant("import torch\n\ndef train(model, loader):\n    total = 0\n" + _LOOP) is None
