@@ -260,7 +260,8 @@ def _scope_summary(scopes, module: cst.Module) -> tuple[dict[int, object],
         where[id(node)] = None if scope is None else key(scope)
         if scope is not None and key(scope) not in described:
             described[key(scope)] = (
-                sorted((a.name, type(a).__name__, str(ident(getattr(a, "node", None))))
+                sorted((a.name, type(a).__name__, str(ident(getattr(a, "node", None))),
+                        getattr(a, "_Assignment__index", -1))  # their order in the scope
                        for a in scope.assignments),
                 sorted((str(ident(a.node)), sorted(str(ident(getattr(r, "node", None)))
                                                    for r in a.referents))

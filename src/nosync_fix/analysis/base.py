@@ -22,7 +22,12 @@ from libcst.metadata import (
     ScopeProvider,
 )
 from libcst.metadata.expression_context_provider import ExpressionContextVisitor
-from libcst.metadata.scope_provider import Access, Scope, ScopeVisitor
+from libcst.metadata.scope_provider import (
+    _ASSIGNMENT_LIKE_NODES,
+    Access,
+    Scope,
+    ScopeVisitor,
+)
 
 _N = TypeVar("_N", bound=cst.CSTNode)
 _T = TypeVar("_T")
@@ -418,7 +423,21 @@ def _method(visitor: type, prefix: str, node: type, attribute: str | None):  # t
 
 
 class _ScopeVisitor(ScopeVisitor, _FastDispatch):
-    pass
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        """``ScopeVisitor.on_leave`` with its test for assignment-like nodes made once
+        per node type: ``isinstance`` against its tuple of thirteen LibCST classes
+        goes through ``ABCMeta`` for each, at every node."""
+        self.provider.set_metadata(original_node, self.scope)
+        kind = type(original_node)
+        assigns = _ASSIGNMENT_LIKE.get(kind)
+        if assigns is None:
+            assigns = _ASSIGNMENT_LIKE[kind] = issubclass(kind, _ASSIGNMENT_LIKE_NODES)
+        if assigns:
+            self.scope._assignment_count += 1  # noqa: SLF001 (what LibCST's does)
+        _FastDispatch.on_leave(self, original_node)
+
+
+_ASSIGNMENT_LIKE: dict[type, bool] = {}
 
 
 class _ExpressionContextVisitor(ExpressionContextVisitor, _FastDispatch):
