@@ -74,7 +74,7 @@ class Metadata:
 
     @functools.cached_property
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        return self.wrapper.resolve(PositionProvider)
+        return _positions(self.module)
 
     def source_order(self, node: cst.CSTNode) -> int:
         """Where ``node`` comes in a walk of the module: for a fixed order of what LibCST
@@ -174,8 +174,7 @@ class Metadata:
             alone = cst.Module(body=[anchor], header=(), footer=(),  # type: ignore[list-item]
                                default_indent=self.module.default_indent,
                                default_newline=self.module.default_newline)
-            ranges = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
-                PositionProvider)
+            ranges = _positions(alone)
             cached = (ranges, _LINES.findall(alone.code) if nested else None)
             self._statement_positions[id(anchor)] = cached
         ranges, rendered = cached
@@ -376,6 +375,17 @@ def resolve_alone(wrapper: cst.MetadataWrapper,
     result = MappingProxyType(dict(instance._computed))  # noqa: SLF001
     resolved[provider] = result
     return result  # type: ignore[return-value]
+
+
+def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """``MetadataWrapper(module).resolve(PositionProvider)`` without what LibCST adds
+    to it: a batched walk of the whole tree (rebuilding every node) with no provider
+    to run, since ``PositionProvider`` is not batchable."""
+    if not _KNOWN_LIBCST:
+        return cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    provider = PositionProvider()
+    provider._gen_impl(module)  # noqa: SLF001 (what its _gen does, less the wrapper)
+    return provider._computed  # noqa: SLF001
 
 
 class _FastDispatch(cst.CSTVisitor):
