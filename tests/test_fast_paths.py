@@ -189,10 +189,11 @@ def test_engine_visit_batched_makes_libcst_calls(name: str, source: str) -> None
     """Each rule method is called on the same nodes in the same order (recorded
     around the real methods, so the analysis sees the same questions too)."""
 
-    def run(ours: bool) -> list[tuple[str, str, int]]:
+    def run(ours: bool, listed: bool = False) -> list[tuple[str, str, int]]:
         module = cst.parse_module(source)
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        context = RuleContext(ModuleAnalysis(wrapper), Settings())
+        analysis = ModuleAnalysis(wrapper)
+        context = RuleContext(analysis, Settings())
         calls: list[tuple[str, str, int]] = []
         order = {id(n): i for i, n in enumerate(_subtree(module))}
         rules = [rule(context) for rule in all_rules()]
@@ -209,13 +210,14 @@ def test_engine_visit_batched_makes_libcst_calls(name: str, source: str) -> None
             for method in _visitor_methods(type(rule))[0]:
                 setattr(rule, method, recorder(rule, method))
         if ours:
-            visit_batched(wrapper, rules)
+            visit_batched(wrapper, rules, analysis.md.walk_order if listed else None)
         else:
             wrapper.visit_batched(rules)
         return calls
 
     ours, libcsts = run(True), run(False)
     assert ours == libcsts
+    assert run(True, listed=True) == libcsts  # the nodes listed by the analysis
     calls_in_source = any(isinstance(n, ast.Call) for n in ast.walk(ast.parse(source)))
     assert ours or not calls_in_source  # a call or more: some rule visits it
 

@@ -383,7 +383,7 @@ def _run_rules(module: cst.Module, filename: str, settings: Settings,
                               test_module=is_test_file_name(filename), source=source)
     context = RuleContext(analysis, settings, filename)
     instances = [rule(context) for rule in rules]
-    visit_batched(wrapper, instances)
+    visit_batched(wrapper, instances, analysis.md.walk_order)
     found: list[_Found] = []
     seen: set[tuple[str, int]] = set()
     for instance in instances:
@@ -408,7 +408,8 @@ def _run_rules(module: cst.Module, filename: str, settings: Settings,
     return analysis, found
 
 
-def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule]) -> None:
+def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule],
+                  order: Sequence[cst.CSTNode] | None = None) -> None:
     """``wrapper.visit_batched(rules)``, without its cost per rule and per node.
 
     LibCST gathers each visitor's methods with ``inspect.getmembers``, which reads
@@ -419,7 +420,8 @@ def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule]) -> None:
     class, and the tree is read by :func:`~nosync_fix.analysis.base.walk` (field
     hooks skipped: no rule has one). The calls made, and their order, are the
     same; a rule that declares metadata dependencies or field hooks goes through
-    LibCST's own ``visit_batched``.
+    LibCST's own ``visit_batched``. With ``order`` (the module's nodes in the order of
+    ``walk``, which the analysis lists anyway) the tree is not walked again.
     """
     if any(rule.METADATA_DEPENDENCIES or _visitor_methods(type(rule))[1] for rule in rules):
         wrapper.visit_batched(rules)
@@ -435,7 +437,7 @@ def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule]) -> None:
         return
     # No leave methods (none of the rules has one): a plain walk in LibCST's order.
     by_type: dict[type, list[Callable[[cst.CSTNode], None]] | None] = {}
-    for node, _ in walk(wrapper.module):
+    for node in order if order is not None else (node for node, _ in walk(wrapper.module)):
         kind = type(node)
         methods = by_type.get(kind, _UNSEEN)
         if methods is _UNSEEN:

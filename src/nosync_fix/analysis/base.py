@@ -83,7 +83,12 @@ class Metadata:
 
     @functools.cached_property
     def _order(self) -> dict[int, int]:
-        return {id(node): index for index, (node, _) in enumerate(walk(self.module))}
+        return {id(node): index for index, node in enumerate(self.walk_order)}
+
+    @property
+    def walk_order(self) -> list[cst.CSTNode]:
+        """Every node of the module in the order of :func:`walk` (LibCST's)."""
+        return self._tree_index.order
 
     def nodes(self, kind: type[_N]) -> list[_N]:
         """Every node of one of the :data:`INDEXED` types, in source order."""
@@ -94,7 +99,9 @@ class Metadata:
         index = _TreeIndex()
         parents = index.parents
         found = index.nodes
+        order = index.order.append
         for node, parent in walk(self.module):
+            order(node)
             if parent is not None:
                 parents[node] = parent
             listed = found.get(type(node))
@@ -506,7 +513,7 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class _TreeIndex:
-    """Every node's parent and the :data:`INDEXED` nodes in source order, from one
+    """Every node in source order, its parent and the :data:`INDEXED` nodes, from one
     :func:`walk`. The parents are exactly ``ParentNodeProvider``'s (a test checks it),
     which asks every node for its ``children`` and so walks each node's fields twice.
     """
@@ -514,6 +521,7 @@ class _TreeIndex:
     def __init__(self) -> None:
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.nodes: dict[type, list[cst.CSTNode]] = {kind: [] for kind in INDEXED}
+        self.order: list[cst.CSTNode] = []
 
 
 def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
