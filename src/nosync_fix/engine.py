@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from . import prefilter, slicing
+from . import prefilter, slicing, syntax
 from .analysis import ModuleAnalysis
 from .analysis._tables import is_test_file_name
 from .analysis.base import Metadata, Source, walk
@@ -266,7 +266,7 @@ def nesting_depth(tree: ast.AST) -> int:
         if isinstance(node, ast.BoolOp):
             depth += len(node.values) - 1
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        stack.extend((child, depth + 1) for child in syntax.children(node))
     return deepest
 
 

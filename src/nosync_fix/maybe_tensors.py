@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Collection, Iterator
 
+from . import syntax
 from .analysis import _tables as T
 
 _TENSOR_TYPE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in T.TENSOR_ANNOTATIONS)
@@ -207,7 +208,7 @@ class MaybeTensors:
                         part.func)):  # type: ignore[attr-defined]
                     return True  # NSY401 checks `torch.allclose(a, b)` whatever a and b are
                 host = self._host_whatever_its_parts(part)
-            stack.extend((child, host) for child in ast.iter_child_nodes(part))
+            stack.extend((child, host) for child in syntax.children(part))
         return False
 
     def _host_whatever_its_parts(self, node: ast.AST) -> bool:
@@ -851,4 +852,4 @@ def _mentions_type(annotation: ast.AST | None, names: frozenset[str]) -> bool:
     return annotation is not None and any(
         (isinstance(part, ast.Name) and part.id in names)
         or (isinstance(part, ast.Attribute) and part.attr in names)
-        for part in ast.walk(annotation))
+        for part in syntax.walk(annotation))

@@ -41,7 +41,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import prefilter
+from . import prefilter, syntax
 from .prefilter import Need, Scan
 
 #: Files smaller than this go to LibCST whole: slicing would save less than it costs.
@@ -148,7 +148,7 @@ def _module_code(tree: ast.Module, units: list[_Unit]) -> tuple[set[str], set[st
         elif kind is ast.ImportFrom:
             if node.module and not node.level:  # type: ignore[attr-defined]
                 roots.add(node.module.split(".")[0])  # type: ignore[attr-defined]
-        for child in ast.iter_child_nodes(node):
+        for child in syntax.children(node):
             if id(child) not in skip:
                 stack.append(child)
     return roots, names, stored
@@ -161,7 +161,7 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
     if unit.cls is not None:
         positional = node.args.posonlyargs + node.args.args
         receiver = positional[0].arg if positional else None
-    for child in ast.walk(node):
+    for child in syntax.walk(node):
         kind = type(child)
         if kind is ast.Name:
             unit.names.add(child.id)  # type: ignore[attr-defined]
