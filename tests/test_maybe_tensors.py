@@ -1,4 +1,5 @@
-"""``MaybeTensors`` must say "maybe" wherever the analysis says tensor (or module).
+"""``MaybeTensors`` must say "maybe" wherever the analysis says tensor (or module),
+and wherever the rules take an index for a boolean mask.
 
 Checked on every expression of every golden input, labelled file and example, and
 on generated training programs: each LibCST expression the analysis calls
@@ -22,6 +23,7 @@ from torch_programs import torch_programs
 from nosync_fix import maybe_tensors
 from nosync_fix.analysis import ModuleAnalysis, Value
 from nosync_fix.maybe_tensors import MaybeTensors
+from nosync_fix.rules._device import dtype_family
 
 _SAME: dict[type, tuple[type, ...]] = {
     cst.Name: (ast.Name,), cst.Attribute: (ast.Attribute,), cst.Call: (ast.Call,),
@@ -38,7 +40,8 @@ def _char_column(lines: list[str], line: int, byte_column: int) -> int:
 
 
 def _claims_hold(source: str) -> int:
-    """Every TENSOR (MODULE) of the analysis is a possible tensor (module) here."""
+    """Every TENSOR (MODULE) of the analysis is a possible tensor (module) here, and
+    every index that the rules' ``dtype_family`` calls boolean may be boolean here."""
     tree = ast.parse(source)
     lines = source.splitlines()
     by_range: dict[tuple[int, int, int, int], list[ast.AST]] = {}
@@ -68,6 +71,22 @@ def _claims_hold(source: str) -> int:
             assert answer, (f"{analysis.md.code(node)!r} at line {rng.start.line} is "
                             f"{value.name} for the analysis but not for MaybeTensors")
             assert maybe.device(match) or value is Value.MODULE
+    positions = wrapper.resolve(PositionProvider)
+    for node in positions:
+        if not (isinstance(node, cst.Subscript) and len(node.slice) == 1
+                and isinstance(node.slice[0].slice, cst.Index)):
+            continue
+        index = node.slice[0].slice.value
+        if dtype_family(analysis, index) != "bool":
+            continue
+        rng = positions[index]
+        key = (rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+        for match in by_range.get(key, []):
+            if isinstance(match, _SAME.get(type(index), ())):
+                checked += 1
+                assert maybe.may_be_bool(match), (
+                    f"{analysis.md.code(index)!r} at line {rng.start.line} is a boolean mask "
+                    "for the rules but not for MaybeTensors")
     return checked
 
 
@@ -201,3 +220,27 @@ def test_over_budget_means_maybe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(maybe_tensors, "_BUDGET", 3)
     chain = "\n".join(f"x{i + 1} = x{i}" for i in range(20))
     assert _ask("x0 = 1\n" + chain, "x20 > 0")
+
+
+@pytest.mark.parametrize(("source", "expression", "expected"), [
+    ("import torch\nx = torch.ones(3)", "x > 0", True),
+    ("m = a > b", "m", True),
+    ("m = a > b\nn = ~m & (c != 0)", "n", True),
+    ("m = a > b", "m[0].data", True),
+    ("", "t.isnan()", True),
+    ("import torch", "torch.isfinite(t)", True),
+    ("m = t > 0", "m.view(-1)", True),
+    ("import torch", "torch.zeros(3, dtype=torch.bool)", True),
+    ("", "t.view(-1)", False),
+    ("idx = t.argmax(1)", "idx", False),
+    ("for m in masks:\n    pass", "m", False),
+    ("", "x is None", False),
+    ("", "a > b in c", False),
+    ("m = t > 0", "m + 1", False),
+    ("m = m & k", "m", False),
+])
+def test_what_may_be_a_boolean_mask(source: str, expression: str, expected: bool) -> None:
+    tree = ast.parse(source + "\n" + expression + "\n")
+    last = tree.body[-1]
+    assert isinstance(last, ast.Expr)
+    assert MaybeTensors(tree).may_be_bool(last.value) is expected

@@ -5,7 +5,8 @@ generated training programs:
 
 * findings and fixes are identical with the pre-filter on and off;
 * every node the analysis calls hot lies in a region the scan calls hot;
-* every expression the scan calls trivially host, the analysis calls HOST.
+* every index the rules take for a boolean mask may be one for the scan
+  (``tests/test_maybe_tensors.py`` checks it with the tensors).
 
 Plus: a scan that stops early answers each need as the full scan does, and the
 regions and host values behave as documented on small cases.
@@ -13,7 +14,6 @@ regions and host values behave as documented on small cases.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from pathlib import Path
 
@@ -24,17 +24,13 @@ from libcst.metadata import PositionProvider
 from torch_programs import torch_programs
 
 from golden import cases
-from nosync_fix.analysis import Kind, ModuleAnalysis
+from nosync_fix.analysis import ModuleAnalysis
 from nosync_fix.config import Settings
 from nosync_fix.engine import live_rules, process_source
 from nosync_fix.prefilter import (
-    _NORMAL,
     ALL_SIGNALS,
     Need,
     Signal,
-    _Bindings,
-    _HostExpressions,
-    _Scanner,
     hot_locations,
     parse,
     scan,
@@ -134,71 +130,6 @@ def test_scan_regions_cover_the_hot_paths_of_generated_programs(source: str) -> 
 
 def test_the_region_check_is_not_vacuous() -> None:
     assert sum(_regions_cover_hot_paths(p.read_text(encoding="utf-8")) for p in CORPUS) > 200
-
-
-# -- trivially host means HOST ---------------------------------------------------------------
-
-
-_SAME = {ast.Name: cst.Name, ast.Compare: cst.Comparison, ast.BoolOp: cst.BooleanOperation,
-         ast.BinOp: cst.BinaryOperation, ast.Call: cst.Call, ast.Attribute: cst.Attribute,
-         ast.UnaryOp: cst.UnaryOperation}
-
-
-def _host_claims_hold(source: str) -> int:
-    """Every expression the scan calls trivially host is HOST for the analysis."""
-    tree = parse(source)
-    facts = _Bindings(tree)
-    wrapper = cst.MetadataWrapper(cst.parse_module(source))
-    analysis = ModuleAnalysis(wrapper)
-    by_range: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
-    for node, rng in wrapper.resolve(PositionProvider).items():
-        if isinstance(node, cst.BaseExpression):
-            key = (rng.start.line, rng.start.column, rng.end.line, rng.end.column)
-            by_range.setdefault(key, []).append(node)
-    checked = 0
-
-    def visit(node: ast.AST, visible: set[int]) -> None:
-        nonlocal checked
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            visible = visible | {id(node)}
-        if isinstance(node, (ast.Name, ast.Compare, ast.BoolOp, ast.BinOp, ast.Call,
-                             ast.Attribute, ast.UnaryOp)) and isinstance(
-                getattr(node, "ctx", ast.Load()), ast.Load):
-            host = _HostExpressions(facts, visible)
-            if host.trivially_host(node):  # type: ignore[arg-type]
-                key = (node.lineno, _char_column(source, node.lineno, node.col_offset),
-                       node.end_lineno, _char_column(source, node.end_lineno,  # type: ignore
-                                                     node.end_col_offset))  # type: ignore
-                for match in by_range.get(key, []):  # type: ignore[arg-type]
-                    if isinstance(match, _SAME[type(node)]):
-                        checked += 1
-                        assert analysis.kind(match) is Kind.HOST, (
-                            f"{analysis.md.code(match)!r} at line {node.lineno} is trivially "
-                            f"host for the pre-filter but {analysis.kind(match)} for the "
-                            "analysis")
-        for child in ast.iter_child_nodes(node):
-            visit(child, visible)
-
-    visit(tree, {id(tree)})
-    return checked
-
-
-@pytest.mark.parametrize("path", CORPUS, ids=_IDS)
-def test_trivially_host_is_host_for_the_analysis(path: Path) -> None:
-    _host_claims_hold(path.read_text(encoding="utf-8"))
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(torch_programs())
-def test_trivially_host_is_host_on_generated_programs(source: str) -> None:
-    _host_claims_hold(source)
-
-
-def test_the_host_check_is_not_vacuous() -> None:
-    assert sum(_host_claims_hold(p.read_text(encoding="utf-8")) for p in CORPUS) > 20
-
-
-# -- stopping early --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=_IDS)
@@ -347,6 +278,16 @@ def test_indexes_of_several_elements_are_no_masks() -> None:
     assert Signal.DATA_DEPENDENT in _hot(source.replace(", 1]", ",]"))
 
 
+@pytest.mark.parametrize(("source", "selects"), [
+    ("xs = torch.ones(3, 4)\nfor x in xs:\n    y = x[x > 0]\n", True),
+    ("xs = torch.ones(3, 4)\nfor x in xs:\n    m = x.isnan()\n    y = x[~m]\n", True),
+    ("xs = torch.ones(3, 4)\nfor x in xs:\n    y = x[x.argmax()]\n", False),
+    ("xs = torch.ones(3, 4)\nfor i, x in enumerate(xs):\n    y = x[idx[i].view(-1)]\n", False),
+])
+def test_only_indexes_that_may_be_masks_select(source: str, selects: bool) -> None:
+    assert (Signal.DATA_DEPENDENT in _hot(source)) is selects
+
+
 def test_parameters_of_forward_may_be_tensors() -> None:
     source = "class M(nn.Module):\n    def forward(self, x):\n        return x[x > 0].sum()\n"
     assert Signal.DATA_DEPENDENT in _hot(source)
@@ -378,41 +319,24 @@ def test_conversions_and_plain_reads_are_no_accumulation() -> None:
     "for x in xs:\n    if isinstance(x, int) or hasattr(x, 'y'):\n        pass\n",
     "for i, x in enumerate(xs):\n    y = x[i][1:3, ::2]\n    total += 1\n",
 ])
-def test_trivially_host_code_gives_no_signal(source: str) -> None:
-    assert _host_claims_hold("import torch\n" + source) > 0
+def test_host_code_gives_no_signal(source: str) -> None:
     found = _hot(source)
     assert not found & (Signal.CONDITION | Signal.OUTPUT | Signal.DATA_DEPENDENT
                         | Signal.ACCUMULATE | Signal.READ), found
 
 
-@pytest.mark.parametrize("source", [
-    # A counter also bound to something else, or never bound where it is read.
-    "for i in range(3):\n    pass\ni = t\nfor x in xs:\n    if i > 0:\n        pass\n",
-    "def f(i):\n    for x in xs:\n        if i > 0:\n            pass\n",
-    "def g():\n    for i in range(3):\n        pass\ndef f():\n    for x in xs:\n"
-    "        if i > 0:\n            pass\n",
-    "range = torch.arange\nfor i in range(3):\n    if i > 0:\n        pass\n",
-    "from somewhere import *\nfor i in range(3):\n    if i > 0:\n        pass\n",
-    "def f():\n    global i\n    for i in range(3):\n        if i > 0:\n            pass\n",
-    "xs = [i for i in range(3)]\nfor x in xs:\n    if i > 0:\n        pass\n",
-    "class M(nn.Module):\n    def forward(self, x):\n        self.training = x.any()\n"
-    "        if self.training:\n            pass\n",
-    "for x in xs:\n    if x in mask:\n        pass\n",
-    "for x in xs:\n    if bool(x):\n        pass\n",
-])
-def test_what_is_not_trivially_host(source: str) -> None:
-    tree = parse(source)
-    claims: list[bool] = []
-
-    class Recorder(_Scanner):
-        def condition(self, test: ast.expr, state: int) -> None:
-            claims.append(self.host.trivially_host(test))
-            super().condition(test, state)
-
-    Recorder(tree, source, frozenset(), None).block(tree.body, _NORMAL)
-    assert claims and not all(claims)
-
-
 def test_too_deep_to_scan_means_everything() -> None:
     source = "for x in xs:\n    if " + "+".join(["i"] * 2500) + " > 0:\n        pass\n"
     assert scan(parse(source), source).hot == ALL_SIGNALS
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    ("import torch\nfor x in xs:\n    i = torch.nonzero(x)\n", True),
+    ("import torch\nfor x in xs:\n    i = torch.where(x > 0)\n", True),
+    ("import torch\nfor x in torch.ones(3, 2):\n    i = x.unique()\n", True),
+    ("for x in xs:\n    m = x > 0\n    i = m.nonzero()\n", True),
+    ("import numpy as np\nfor x in xs:\n    i = np.unique(x)\n    j = np.where(x)\n", False),
+    ("for x in xs:\n    i = x.labels.unique()\n", False),
+])
+def test_data_dependent_calls_need_torch_or_a_possible_tensor(source: str, found: bool) -> None:
+    assert (Signal.DATA_DEPENDENT in _hot(source)) is found

@@ -95,6 +95,7 @@ class MaybeTensors:
         #: bindings (resolved) shown to hold tensors by a use: ``x.backward()``, ``F.relu(x)``
         self._evidence: set[tuple[int | None, str]] = set()
         self._memo: dict[tuple[str, object], bool] = {}
+        self._bool_names: dict[str, bool] = {}
         self._active: set[tuple[str, object]] = set()
         self._assumed: set[tuple[str, object]] = set()
         self._steps = 0
@@ -131,6 +132,48 @@ class MaybeTensors:
         """Whether ``node`` may be a parameter of ``forward`` or of a compiled function."""
         return isinstance(node, ast.Name) and any(
             how == "model argument" for how, _ in self._bindings_of(node))
+
+    def may_be_bool(self, node: ast.expr) -> bool:
+        """Whether the rules could take ``node`` for a boolean tensor (a mask): an
+        over-approximation of their dtype inference (``rules._device.dtype_family``),
+        with names followed to every value assigned to that spelling in the file."""
+        kind = type(node)
+        if kind is ast.Compare:
+            return all(isinstance(op, _ORDER_COMPARISONS) for op in node.ops)  # type: ignore
+        if kind is ast.UnaryOp:
+            return isinstance(node.op, (ast.Invert, ast.USub, ast.UAdd)) and (  # type: ignore
+                self.may_be_bool(node.operand))  # type: ignore[attr-defined]
+        if kind is ast.BinOp:
+            return isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and (  # type: ignore
+                self.may_be_bool(node.left) and self.may_be_bool(node.right))  # type: ignore
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if any(k.arg == "dtype" for k in node.keywords):  # type: ignore[attr-defined]
+                return True
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else None)
+            if name in T.BOOL_METHODS:
+                return True
+            return isinstance(func, ast.Attribute) and (
+                name in T.SAME_DTYPE_FAMILY_METHODS) and self.may_be_bool(func.value)
+        if kind is ast.Name:
+            return self._bool_name(node.id)  # type: ignore[attr-defined]
+        if kind is ast.Subscript:
+            return self.may_be_bool(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Attribute:
+            return node.attr in ("data", "grad") and self.may_be_bool(  # type: ignore
+                node.value)  # type: ignore[attr-defined]
+        return False
+
+    def _bool_name(self, name: str) -> bool:
+        known = self._bool_names.get(name)
+        if known is None:
+            # A cycle (`m = m & k`) makes the rules' answer unknown too: not boolean.
+            self._bool_names[name] = False
+            known = self._bool_names[name] = any(
+                how == "value" and value is not None and self.may_be_bool(value)  # type: ignore
+                for how, value in self._bindings_at((None, name)))
+        return known
 
     def host_buffer(self, node: ast.expr) -> bool:
         """Whether ``node`` may be a host buffer for the rules (``is_host_buffer``): a name
@@ -781,6 +824,7 @@ class _Collector(ast.NodeVisitor):
 _TRACKED_LIBRARIES = frozenset({"torch", "math", "numpy"})
 #: torch predicates the rules take for device conditions whatever their arguments.
 _DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
+_ORDER_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 #: Leaves with nothing to collect.
 _SKIPPED = (ast.expr_context, ast.Constant, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 

@@ -9,10 +9,10 @@ on a file without them; a file on which no selected rule needs running is not
 parsed by LibCST at all.
 
 Soundness is the whole point: every hot region of :mod:`nosync_fix.analysis.hotpaths`
-is a hot region here (this scan's regions are a superset); an expression is
-"trivially host" here only when the analysis is sure to call it a host value too;
-and it "may involve a tensor" (:class:`~nosync_fix.maybe_tensors.MaybeTensors`)
-wherever the analysis could call some part of it a tensor.
+is a hot region here (this scan's regions are a superset); an expression "may
+involve a tensor" (:class:`~nosync_fix.maybe_tensors.MaybeTensors`) wherever the
+analysis could call some part of it a tensor, and an index "may be a mask"
+wherever the rules could take it for a boolean tensor.
 ``tests/test_prefilter.py`` and ``tests/test_maybe_tensors.py`` check all three,
 and that findings and fixes are the same with the pre-filter on and off.
 
@@ -70,8 +70,9 @@ class Signal(enum.Flag):
     #: A call to ``synchronize``.
     SYNC = enum.auto()
     #: Data-dependent shapes: ``nonzero``, ``argwhere``, ``masked_select``, ``unique``,
-    #: one-argument ``where``, ``equal``, and subscripts of what may be a tensor (or a
-    #: parameter of ``forward``) by an index that is not trivially host (a mask, say).
+    #: one-argument ``where``, ``equal`` (torch's, or methods of what may be a tensor),
+    #: and subscripts of what may be a tensor (or a
+    #: parameter of ``forward``) by an index that may be a boolean mask.
     DATA_DEPENDENT = enum.auto()
     #: A store of what may involve a tensor into a subscript of what may be a host
     #: buffer (``buf[i] = v``, ``buf[i] += v``).
@@ -211,9 +212,7 @@ class _Scanner:
         self.pending = list(needs) if needs is not None else None
         self._update_wanted()
         self.compiled_names, self.compiled_definitions = _compiled_functions(tree, text)
-        self._host: _HostExpressions | None = None
         self._tensors: MaybeTensors | None = None
-        self.visible: set[int] = {id(tree)}
         self.record: set[tuple[int, int]] | None = None
         #: In :meth:`scan_units`: the units, the one being scanned, and their signals.
         self.unit_ids: frozenset[int] = frozenset()
@@ -234,12 +233,6 @@ class _Scanner:
         finally:
             self.unit_ids = frozenset()
         return {key: Scan(hot, anywhere) for key, (hot, anywhere) in self.unit_signals.items()}
-
-    @property
-    def host(self) -> _HostExpressions:
-        if self._host is None:  # the binding facts cost a walk of the whole file
-            self._host = _HostExpressions(_Bindings(self.tree), self.visible)
-        return self._host
 
     @property
     def tensors(self) -> MaybeTensors:
@@ -389,9 +382,7 @@ class _Scanner:
         self._arguments(node.args, state)
         if node.returns is not None:
             self.expression(node.returns, state)
-        self.visible.add(id(node))
         self.block(node.body, state)
-        self.visible.discard(id(node))
         self.unit = outer
 
     def _function_state(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> int:
@@ -502,24 +493,22 @@ class _Scanner:
                 stack.append((value, hot))
 
     def _index(self, subscript: ast.Subscript, state: int) -> None:
-        """A subscript's index: a mask (not a position or key) of a value that may be a
-        tensor selects a data-dependent shape."""
+        """A subscript's index: a boolean mask of a value that may be a tensor selects a
+        data-dependent shape."""
         index = subscript.slice
         base = subscript.value
-        if self.looks_for(Signal.DATA_DEPENDENT, state) and (
+        if self.looks_for(Signal.DATA_DEPENDENT, state) and self._may_be_mask(index) and (
             self.tensors.tensor(base) or self.tensors.model_argument(base)
-        ) and not self._plain_index(index):
+        ):
             self.signal(Signal.DATA_DEPENDENT, state)
         self.expression(index, state)
 
-    def _plain_index(self, index: ast.expr) -> bool:
-        """A subscript index that selects by position or key, never by a mask alone (the
-        rules take only a one-element index for a mask: ``x[m]``, ``x[m,]``)."""
+    def _may_be_mask(self, index: ast.expr) -> bool:
+        """An index the rules may take for a boolean mask: one element (``x[m]``,
+        ``x[m,]``) that may be a boolean tensor."""
         if isinstance(index, ast.Tuple):
-            return len(index.elts) != 1 or self._plain_index(index.elts[0])
-        if isinstance(index, ast.Slice):
-            return True
-        return self.host.trivially_host(index)
+            return len(index.elts) == 1 and self._may_be_mask(index.elts[0])
+        return self.tensors.may_be_bool(index)
 
     def _call(self, call: ast.Call, state: int) -> None:
         func = call.func
@@ -551,7 +540,21 @@ class _Scanner:
         elif name in _DATA_DEPENDENT or (
             name == "where" and len(call.args) + len(call.keywords) == 1
         ):
-            self.signal(Signal.DATA_DEPENDENT, state)
+            if self.looks_for(Signal.DATA_DEPENDENT, state) and self._on_device(call, name):
+                self.signal(Signal.DATA_DEPENDENT, state)
+
+    def _on_device(self, call: ast.Call, name: str) -> bool:
+        """``torch.nonzero(m)``, or ``m.nonzero()`` of what may be a tensor (a boolean one,
+        a parameter of ``forward``): not ``np.unique(a)`` or ``labels.unique()`` of a
+        list."""
+        func = call.func
+        if any(q == "torch." + name for q in self.tensors.qualified_names(func)):
+            return True
+        if not isinstance(func, ast.Attribute):
+            return False
+        receiver = func.value
+        return (self.tensors.tensor(receiver) or self.tensors.model_argument(receiver)
+                or self.tensors.may_be_bool(receiver))
 
     def _math_of_a_tensor(self, call: ast.Call) -> bool:
         """``math.exp(t)``, ``np.sqrt(t + 1)``: a read of ``t`` if it is a tensor."""
@@ -609,251 +612,6 @@ def _names_cpu(call: ast.Call) -> bool:
                for arg in device for node in syntax.walk(arg))
 
 
-class _HostExpressions:
-    """Which expressions are host values whatever the program does.
-
-    Each claim made here is one the analysis makes too (it answers ``Kind.HOST``);
-    the tests check that on every corpus. Names count only where one of their
-    bindings is visible (``visible`` holds the enclosing functions and the module).
-    """
-
-    def __init__(self, facts: _Bindings, visible: set[int]) -> None:
-        self.names = facts.host_names
-        self.rebound = facts.rebound
-        self.training_assigned = facts.training_assigned
-        self.visible = visible
-
-    def trivially_host(self, node: ast.expr) -> bool:
-        kind = type(node)
-        if kind is ast.Constant:
-            return True
-        if kind is ast.Name:
-            scopes = self.names.get(node.id)  # type: ignore[attr-defined]
-            return scopes is not None and not scopes.isdisjoint(self.visible)
-        if kind is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):  # type: ignore
-                return True
-            if any(isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and isinstance(
-                    o.value, (str, bytes))) for o in (node.left, *node.comparators)):  # type: ignore
-                return True  # compared with text: the analysis answers HOST too
-            return self.trivially_host(node.left) and all(  # type: ignore[attr-defined]
-                self.trivially_host(c) for c in node.comparators)  # type: ignore[attr-defined]
-        if kind is ast.BoolOp:
-            return all(self.trivially_host(v) for v in node.values)  # type: ignore
-        if kind is ast.UnaryOp:
-            return self.trivially_host(node.operand)  # type: ignore[attr-defined]
-        if kind is ast.BinOp:
-            return self.trivially_host(node.left) and self.trivially_host(  # type: ignore
-                node.right)  # type: ignore[attr-defined]
-        if kind is ast.IfExp:
-            return (self.trivially_host(node.test) and self.trivially_host(  # type: ignore
-                node.body) and self.trivially_host(node.orelse))  # type: ignore
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            return (isinstance(func, ast.Name) and func.id in T.HOST_RESULT_BUILTINS
-                    and func.id not in self.rebound)
-        if kind is ast.JoinedStr:
-            return all(self.trivially_host(v.value) and (
-                v.format_spec is None or self.trivially_host(v.format_spec))
-                for v in node.values if isinstance(v, ast.FormattedValue))  # type: ignore
-        if kind is ast.Attribute:
-            value = node.value  # type: ignore[attr-defined]
-            return (node.attr == "training" and isinstance(value, ast.Name)  # type: ignore
-                    and value.id == "self" and not self.training_assigned)
-        return False
-
-
-#: How a statement binds a name, as far as host values go.
-_COUNTER, _ASSIGNED, _AUGMENTED, _OTHER = "counter", "assigned", "augmented", "other"
-
-
-class _Bindings:
-    """How every name of the file is bound, and so which names only hold host values."""
-
-    def __init__(self, tree: ast.Module) -> None:
-        #: Every name bound anywhere in the file: a builtin so named may not be the builtin.
-        self.rebound: set[str] = set()
-        #: Whether some code assigns an attribute named ``training``.
-        self.training_assigned = False
-        self._bindings: dict[str, list[tuple[int, str, ast.expr | None]]] = {}
-        self._disqualified: set[str] = set()
-        self._scopes: list[int] = [id(tree)]
-        self._star_import = False
-        self._class_scopes: set[int] = set()
-        self._parents: dict[int, int] = {}
-        self._visit(tree)
-        if self._star_import:
-            self.rebound.update(T.HOST_RESULT_BUILTINS | {"range", "enumerate"})
-        self.host_names = self._host_names()
-
-    def _bind(self, name: str, how: str, value: ast.expr | None = None) -> None:
-        self._bindings.setdefault(name, []).append((self._scopes[-1], how, value))
-        self.rebound.add(name)
-
-    def _bind_target(self, target: ast.expr, how: str, value: ast.expr | None) -> None:
-        if isinstance(target, ast.Name):
-            self._bind(target.id, how, value)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self._bind_target(element, _OTHER, None)
-        elif isinstance(target, ast.Starred):
-            self._bind_target(target.value, _OTHER, None)
-        elif isinstance(target, ast.Attribute) and target.attr == "training":
-            self.training_assigned = True
-
-    def _bind_loop_target(self, target: ast.expr, iterable: ast.expr) -> None:
-        if isinstance(target, ast.Name) and _is_call_of(iterable, "range"):
-            self._bind(target.id, _COUNTER, iterable)
-        elif (isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2
-              and isinstance(target.elts[0], ast.Name) and _is_call_of(iterable, "enumerate")
-              and iterable.args):  # type: ignore[attr-defined]
-            self._bind(target.elts[0].id, _COUNTER, iterable)
-            self._bind_target(target.elts[1], _OTHER, None)
-        else:
-            self._bind_target(target, _OTHER, None)
-
-    def _visit(self, tree: ast.Module) -> None:
-        # Iterative: generated code can nest deeper than Python's recursion limit.
-        stack: list[ast.AST | None] = [tree]
-        while stack:
-            node = stack.pop()
-            if node is None:  # the end of a scope
-                self._scopes.pop()
-                continue
-            if self._enter(node):
-                self._parents[id(node)] = self._scopes[-1]
-                self._scopes.append(id(node))
-                stack.append(None)
-            stack.extend(reversed(syntax.children(node)))
-
-    def _enter(self, node: ast.AST) -> bool:
-        """Record what ``node`` binds; True when it opens a scope."""
-        kind = type(node)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
-            self._bind(node.name, _OTHER)  # type: ignore[attr-defined]
-            if kind is ast.ClassDef:
-                # Names bound in a class body are seen by no method: never count them.
-                self._class_scopes.add(id(node))
-            return True
-        if kind is ast.Lambda:
-            return True
-        if kind is ast.arg:
-            self._bind(node.arg, _OTHER)  # type: ignore[attr-defined]
-        elif kind is ast.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
-                self._bind_target(target, _ASSIGNED, node.value)  # type: ignore[attr-defined]
-        elif kind is ast.AnnAssign:
-            self._bind_target(node.target, _ASSIGNED if node.value is not None  # type: ignore
-                              else _OTHER, node.value)  # type: ignore[attr-defined]
-        elif kind is ast.AugAssign:
-            self._bind_target(node.target, _AUGMENTED, node.value)  # type: ignore
-        elif kind is ast.For or kind is ast.AsyncFor:
-            self._bind_loop_target(node.target, node.iter)  # type: ignore[attr-defined]
-        elif kind is ast.comprehension:
-            # A comprehension has a scope of its own: its targets are never counted as
-            # host names, so that a name read outside it never finds them.
-            self._bind_target(node.target, _OTHER, None)  # type: ignore[attr-defined]
-        elif kind is ast.NamedExpr:
-            self._bind_target(node.target, _ASSIGNED, node.value)  # type: ignore
-        elif kind is ast.withitem:
-            if node.optional_vars is not None:  # type: ignore[attr-defined]
-                self._bind_target(node.optional_vars, _OTHER, None)  # type: ignore
-        elif kind is ast.ExceptHandler:
-            if node.name:  # type: ignore[attr-defined]
-                self._bind(node.name, _OTHER)  # type: ignore[attr-defined]
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name == "*":
-                    self._star_import = True
-                else:
-                    self._bind(alias.asname or alias.name.split(".")[0], _OTHER)
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            self._disqualified.update(node.names)  # type: ignore[attr-defined]
-        elif kind is ast.Delete:
-            for target in node.targets:  # type: ignore[attr-defined]
-                if isinstance(target, ast.Name):
-                    self._disqualified.add(target.id)
-        elif kind is ast.Attribute:
-            if node.attr == "training" and not isinstance(node.ctx, ast.Load):  # type: ignore
-                self.training_assigned = True
-        elif kind is not ast.alias and kind is not ast.keyword:
-            name = getattr(node, "name", None)  # match captures, type parameters
-            if isinstance(name, str):
-                self._bind(name, _OTHER)
-            rest = getattr(node, "rest", None)
-            if isinstance(rest, str):
-                self._bind(rest, _OTHER)
-        return False
-
-    def _host_names(self) -> dict[str, frozenset[int]]:
-        """Names bound only to host values, with the scopes that bind them.
-
-        Every binding is a ``range`` counter, an ``enumerate`` index, an assignment
-        of a host expression, or an augmented assignment adding one. Every scope that
-        binds the name also binds it to a *base*: a counter, or a value that is host
-        without the name itself (the analysis skips an assignment while computing
-        it, so ``n = n + 1`` is host next to ``n = 0``, and ``x = x`` alone is not).
-        Built up from nothing, one round at a time: mutual recursion stays out.
-        """
-        counters_ok = "range" not in self.rebound and "enumerate" not in self.rebound
-        candidates: list[str] = []
-        for name, bound in self._bindings.items():
-            scopes = {scope for scope, _, _ in bound}
-            if name in self._disqualified or any(how == _OTHER for _, how, _ in bound) or (
-                not scopes.isdisjoint(self._class_scopes)
-            ):
-                continue
-            if not counters_ok and any(how == _COUNTER for _, how, _ in bound):
-                continue
-            candidates.append(name)
-        host: dict[str, frozenset[int]] = {}
-        changed = True
-        while changed:
-            changed = False
-            for name in candidates:
-                if name in host:
-                    continue
-                bound = self._bindings[name]
-                scopes = frozenset(scope for scope, _, _ in bound)
-                based = {scope for scope, how, value in bound if how == _COUNTER or (
-                    how == _ASSIGNED and self._host_value(value, host, scope))}
-                if based != scopes:
-                    continue
-                with_itself = {**host, name: scopes}
-                if all(how == _COUNTER or self._host_value(value, with_itself, scope)
-                       for scope, how, value in bound):
-                    host[name] = scopes
-                    changed = True
-        return host
-
-    def _host_value(self, node: ast.expr | None, names: dict[str, frozenset[int]],
-                    scope: int) -> bool:
-        kind = type(node)
-        if kind is ast.Constant:
-            return True
-        if kind is ast.Name:
-            bound = names.get(node.id)  # type: ignore[union-attr]
-            return bound is not None and not bound.isdisjoint(self._chain(scope))
-        if kind is ast.BinOp:
-            return self._host_value(node.left, names, scope) and self._host_value(  # type: ignore
-                node.right, names, scope)  # type: ignore[union-attr]
-        if kind is ast.UnaryOp:
-            return self._host_value(node.operand, names, scope)  # type: ignore[union-attr]
-        if kind is ast.Call:
-            func = node.func  # type: ignore[union-attr]
-            return isinstance(func, ast.Name) and func.id == "len" and "len" not in self.rebound
-        return False
-
-    def _chain(self, scope: int) -> set[int]:
-        """``scope`` and the scopes around it, whose names it can read."""
-        chain = {scope}
-        parent = self._parents.get(scope)
-        while parent is not None:
-            chain.add(parent)
-            parent = self._parents.get(parent)
-        return chain
-
-
 def dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -861,11 +619,6 @@ def dotted(node: ast.expr) -> str | None:
         base = dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
     return None
-
-
-def _is_call_of(node: ast.expr, builtin: str) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == builtin)
 
 
 def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]]:

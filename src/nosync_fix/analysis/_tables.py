@@ -243,3 +243,20 @@ def is_cold_function_name(name: str) -> bool:
     if name in COLD_FUNCTION_NAMES or "collate" in name or name == "worker_init_fn":
         return True
     return name.startswith("test_") and not name.endswith(STEP_FUNCTION_SUFFIX)
+
+
+# -- dtypes ------------------------------------------------------------------------------------
+
+#: Methods whose result has the dtype family of their receiver.
+SAME_DTYPE_FAMILY_METHODS = frozenset({
+    "detach", "clone", "abs", "neg", "max", "min", "amax", "amin", "squeeze", "unsqueeze",
+    "view", "reshape", "flatten", "contiguous", "cpu", "cuda", "t", "transpose", "permute",
+    "median", "mode", "cummax", "cummin", "flip", "roll", "relu", "clamp", "clip", "sort",
+    "topk", "kthvalue", "nan_to_num", "square",
+})
+#: Methods (and ``torch`` functions of the same names) whose result is boolean.
+BOOL_METHODS = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "any", "all",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
+    "isneginf", "isposinf", "signbit",
+})

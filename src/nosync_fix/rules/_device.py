@@ -19,26 +19,17 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
 from ..analysis import Kind, ModuleAnalysis
+from ..analysis import _tables as T
 from ..analysis.base import positional_args
 
-#: Methods whose result has the dtype family of their receiver.
-_SAME_FAMILY_METHODS = frozenset({
-    "detach", "clone", "abs", "neg", "max", "min", "amax", "amin", "squeeze", "unsqueeze",
-    "view", "reshape", "flatten", "contiguous", "cpu", "cuda", "t", "transpose", "permute",
-    "median", "mode", "cummax", "cummin", "flip", "roll", "relu", "clamp", "clip", "sort",
-    "topk", "kthvalue", "nan_to_num", "square",
-})
+_SAME_FAMILY_METHODS = T.SAME_DTYPE_FAMILY_METHODS
 #: Methods that always produce floating results from floating inputs (and fail on others).
 _FLOAT_METHODS = frozenset({
     "mean", "std", "var", "sigmoid", "softmax", "log_softmax", "exp", "log", "sqrt", "tanh",
     "norm", "log1p", "expm1", "rsqrt", "sin", "cos", "logsumexp", "nanmean", "erf",
     "float", "double", "half", "bfloat16",
 })
-_BOOL_METHODS = frozenset({
-    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "any", "all",
-    "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
-    "isneginf", "isposinf", "signbit",
-})
+_BOOL_METHODS = T.BOOL_METHODS
 #: Methods whose result is int64 whatever their receiver.
 _INT64_METHODS = frozenset({"argmax", "argmin", "argsort", "count_nonzero", "nonzero", "long"})
 _INT_METHODS = frozenset({"int", "short", "byte", "char"})
