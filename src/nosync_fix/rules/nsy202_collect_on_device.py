@@ -137,7 +137,7 @@ class CollectOnDevice(Rule):
                "collect tensors, convert once")
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
-    triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(")
+    triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(")
     signals = Signal.READ | Signal.ACCUMULATE
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]

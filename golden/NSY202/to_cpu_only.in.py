@@ -1,0 +1,12 @@
+# golden: --unsafe-fixes
+# Regression: a file whose only copies to the host are spelled `.to("cpu")` was never
+# checked by NSY202 (its triggers listed `.cpu(` but not `.to(`).
+import torch
+
+
+def evaluate(model, loader):
+    preds = []
+    for x in loader:
+        out = model(x)
+        preds.append(out.to("cpu"))
+    return torch.cat(preds)
