@@ -46,7 +46,7 @@ from nosync_fix.analysis.base import (
     walk,
 )
 from nosync_fix.config import Settings
-from nosync_fix.engine import _visitor_methods, line_opcodes, visit_batched
+from nosync_fix.engine import _visitor_methods, line_opcodes, nesting_depth, visit_batched
 from nosync_fix.rules import RuleContext, all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -380,3 +380,22 @@ def test_unknown_libcst_release_takes_libcst_own_resolve(monkeypatch: pytest.Mon
     slow = process_source(source, "evaluate.py", Settings(unsafe_fixes=True), fix=True)
     assert ScopeProvider in calls
     assert (slow.fixed, slow.findings) == (fast.fixed, fast.findings)
+
+
+def _depth_one_node_at_a_time(tree: ast.AST) -> int:
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+@pytest.mark.parametrize("source", [s for _, s in SOURCES if not s.startswith("\ufeff")] + [
+    "x = a and b and (c or d or e) and f\n", "y = not (a and b) + [c or d][0]\n"])
+def test_nesting_depth_level_by_level(source: str) -> None:
+    tree = ast.parse(source)
+    assert nesting_depth(tree) == _depth_one_node_at_a_time(tree)

@@ -259,14 +259,23 @@ MAX_DEPTH = 3000
 def nesting_depth(tree: ast.AST) -> int:
     """How deep LibCST's tree for this code will be, from Python's (``and`` chains count
     one level per operand there)."""
-    deepest = 0
-    stack = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, ast.BoolOp):
-            depth += len(node.values) - 1
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in syntax.children(node))
+    # Level by level (no pair per node): an `and` chain's operands go that much deeper.
+    levels: dict[int, list[ast.AST]] = {0: [tree]}
+    depth = deepest = 0
+    while levels:
+        nodes = levels.pop(depth, None)
+        if nodes is not None:
+            deepest = depth
+            below = levels.setdefault(depth + 1, [])
+            for node in nodes:
+                if type(node) is ast.BoolOp:
+                    levels.setdefault(depth + len(node.values), []).extend(  # type: ignore
+                        syntax.children(node))
+                else:
+                    below.extend(syntax.children(node))
+            if not below:
+                del levels[depth + 1]
+        depth += 1
     return deepest
 
 
