@@ -117,7 +117,8 @@ class Scan:
 
     hot: Signal
     anywhere: Signal
-    #: The scanner that found them, with its facts about the file (for :meth:`by_unit`).
+    #: The scanner that found them, with its facts about the file (for
+    #: :meth:`units_meeting`).
     scanner: _Scanner | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def signals(self, anywhere: bool) -> Signal:
@@ -126,15 +127,15 @@ class Scan:
     def meets(self, need: Need) -> bool:
         return bool(need.signals & self.signals(need.anywhere))
 
-    def by_unit(self) -> dict[int, Scan] | None:
-        """The signals of each :func:`unit` of the file, keyed by the ``id`` of its node
-        (units without signals are left out); None when the file cannot be scanned.
+    def units_meeting(self, needs: Sequence[Need]) -> set[int] | None:
+        """The :func:`units` of the file (``id`` of their nodes) in which one of ``needs``
+        is met; None when the file cannot be scanned.
 
-        This scans the whole file again, looking for everything.
+        This scans each unit again, up to its first signal that meets a need.
         """
         if self.scanner is None:
             return None
-        return self.scanner.scan_units()
+        return self.scanner.units_meeting(needs)
 
 
 def units(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef,
@@ -214,25 +215,29 @@ class _Scanner:
         self.compiled_names, self.compiled_definitions = _compiled_functions(tree, text)
         self._tensors: MaybeTensors | None = None
         self.record: set[tuple[int, int]] | None = None
-        #: In :meth:`scan_units`: the units, the one being scanned, and their signals.
-        self.unit_ids: frozenset[int] = frozenset()
-        self.unit: int | None = None
-        self.unit_signals: dict[int, tuple[Signal, Signal]] = {}
 
-    def scan_units(self) -> dict[int, Scan] | None:
-        """Scan the whole file for every signal, recording which unit holds each."""
-        self.pending = None
-        self._update_wanted()
-        self.hot = self.anywhere = Signal.NONE
-        self.unit_ids = frozenset(id(node) for node, _ in units(self.tree))
-        self.unit_signals = {}
-        try:
-            self.block(self.tree.body, _NORMAL)
-        except RecursionError:
-            return None
-        finally:
-            self.unit_ids = frozenset()
-        return {key: Scan(hot, anywhere) for key, (hot, anywhere) in self.unit_signals.items()}
+    def units_meeting(self, needs: Sequence[Need]) -> set[int] | None:
+        """See :meth:`Scan.units_meeting`: each unit scanned in the state the whole scan
+        gives it, until one of the needs is met."""
+        merged = [Need(functools.reduce(operator.or_, (n.signals for n in needs
+                                                       if n.anywhere is anywhere)), anywhere)
+                  for anywhere in (False, True) if any(n.anywhere is anywhere for n in needs)]
+        met: set[int] = set()
+        for node, cls in units(self.tree):
+            state = self._function_state(node, _NORMAL) if cls is None else (
+                self._method_state(cls, node, _NORMAL))
+            self.pending = list(merged)
+            self._update_wanted()
+            self.hot = self.anywhere = Signal.NONE
+            try:
+                self.function(node, state)
+            except _Done:
+                pass
+            except RecursionError:
+                return None
+            if any(Scan(self.hot, self.anywhere).meets(n) for n in merged):
+                met.add(id(node))
+        return met
 
     @property
     def tensors(self) -> MaybeTensors:
@@ -260,10 +265,6 @@ class _Scanner:
         return bool(signals & (self.wanted if state == _HOT else self.cold_wanted))
 
     def signal(self, signal: Signal, state: int) -> None:
-        if self.unit is not None:
-            hot, anywhere = self.unit_signals.get(self.unit, (Signal.NONE, Signal.NONE))
-            self.unit_signals[self.unit] = (hot | signal if state == _HOT else hot,
-                                            anywhere | signal)
         new_hot = state == _HOT and signal not in self.hot
         if signal in self.anywhere and not new_hot:
             return
@@ -360,30 +361,33 @@ class _Scanner:
                 self._fields(value, state)
 
     def _class_body(self, node: ast.ClassDef, state: int) -> None:
-        dataset = node.name.endswith(("Dataset", "Sampler")) or any(
-            (dotted(b) or "").endswith(("Dataset", "Sampler")) for b in node.bases)
         for statement in node.body:
             if isinstance(statement, _FUNCTIONS):
-                inner = self._function_state(statement, state)
-                if statement.name == "forward" and node.bases:
-                    inner = _HOT
-                elif dataset and statement.name in T.DATASET_METHODS and inner != _HOT:
-                    inner = _COLD
-                self.function(statement, inner)
+                self.function(statement, self._method_state(node, statement, state))
             else:
                 self.statement(statement, state)
 
+    def _method_state(self, cls: ast.ClassDef, method: ast.FunctionDef | ast.AsyncFunctionDef,
+                      state: int) -> int:
+        """The state inside a method: ``forward`` of a class with bases is hot, the loader
+        methods of a dataset are cold."""
+        inner = self._function_state(method, state)
+        if method.name == "forward" and cls.bases:
+            return _HOT
+        if inner != _HOT and method.name in T.DATASET_METHODS and (
+            cls.name.endswith(("Dataset", "Sampler"))
+            or any((dotted(b) or "").endswith(("Dataset", "Sampler")) for b in cls.bases)
+        ):
+            return _COLD
+        return inner
+
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> None:
-        outer = self.unit
-        if id(node) in self.unit_ids:
-            self.unit = id(node)
         for decorator in node.decorator_list:
             self.expression(decorator, state)
         self._arguments(node.args, state)
         if node.returns is not None:
             self.expression(node.returns, state)
         self.block(node.body, state)
-        self.unit = outer
 
     def _function_state(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> int:
         """The state inside a function: hot wins over cold (the superset)."""

@@ -68,8 +68,8 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     out (see the module's documentation); None when all of them may matter."""
     if len(text) < MIN_SLICED_BYTES:
         return None
-    by_unit = found.by_unit()
-    if by_unit is None:
+    meeting = found.units_meeting(needs)
+    if meeting is None:
         return None
     units = [_Unit(node, cls) for node, cls in prefilter.units(tree)]
     if not units:
@@ -91,8 +91,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             todo.append(unit)
 
     for unit in units:
-        signals = by_unit.get(id(unit.node))
-        if unit.pinned or (signals is not None and any(signals.meets(n) for n in needs)):
+        if unit.pinned or id(unit.node) in meeting:
             keep(unit)
 
     seen_names: set[str] = set()
