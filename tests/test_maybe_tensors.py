@@ -244,3 +244,20 @@ def test_what_may_be_a_boolean_mask(source: str, expression: str, expected: bool
     last = tree.body[-1]
     assert isinstance(last, ast.Expr)
     assert MaybeTensors(tree).may_be_bool(last.value) is expected
+
+
+@pytest.mark.parametrize(("source", "expression", "expected"), [
+    ("import logging", "logging", True),
+    ("import logging as lg", "lg", True),
+    ("import logging\nlog = logging.getLogger(__name__)", "log", True),
+    ("import logging\nlog = logging.getLogger()\nother = log", "other", True),
+    ("import logging", "logging.root", True),
+    ("class M:\n    def f(self):\n        pass", "self", False),
+    ("def f(writer):\n    pass", "writer", False),
+    ("bar = tqdm(range(3))", "bar", False),
+])
+def test_what_may_be_a_logger(source: str, expression: str, expected: bool) -> None:
+    tree = ast.parse(source + "\n" + expression + "\n")
+    last = tree.body[-1]
+    assert isinstance(last, ast.Expr)
+    assert MaybeTensors(tree).may_be_logger(last.value) is expected

@@ -213,7 +213,9 @@ def test_configured_hot_functions() -> None:
     ("for x in xs:\n    assert x.sum() < 3\n", Signal.CONDITION),
     ("for x in xs:\n    print(x)\n", Signal.OUTPUT),
     ("for x in xs:\n    s = f'{x:.3f}'\n", Signal.OUTPUT),
-    ("for x in xs:\n    logger.info('%s', x)\n", Signal.OUTPUT),
+    ("logger = logging.getLogger()\nfor x in xs:\n    logger.info('%s', x)\n", Signal.OUTPUT),
+    ("from logging import warning\nfor x in xs:\n    warning('%s', x)\n", Signal.OUTPUT),
+    ("log = logging.getLogger()\nfor x in xs:\n    log.fatal('%s', x)\n", Signal.OUTPUT),
     ("for x in xs:\n    torch.cuda.synchronize()\n", Signal.SYNC),
     ("for x in xs:\n    y = x[x > 0]\n", Signal.DATA_DEPENDENT),
     ("for x in xs:\n    i = x.nonzero()\n", Signal.DATA_DEPENDENT),
@@ -328,6 +330,16 @@ def test_host_code_gives_no_signal(source: str) -> None:
 def test_too_deep_to_scan_means_everything() -> None:
     source = "for x in xs:\n    if " + "+".join(["i"] * 2500) + " > 0:\n        pass\n"
     assert scan(parse(source), source).hot == ALL_SIGNALS
+
+
+@pytest.mark.parametrize("source", [
+    "class M(L.LightningModule):\n    def training_step(self, batch):\n"
+    "        loss = torch.relu(batch).sum()\n        self.log('loss', loss)\n",
+    "xs = torch.ones(3, 4)\nfor x in xs:\n    y = torch.log(x)\n",
+    "def f(writer, xs):\n    for x in xs:\n        writer.info(torch.relu(x))\n",
+])
+def test_what_is_no_output(source: str) -> None:
+    assert Signal.OUTPUT not in _hot("import torch\n" + source)
 
 
 @pytest.mark.parametrize(("source", "found"), [

@@ -110,7 +110,7 @@ class MaybeTensors:
         for scope, name in collector.evidence:
             self._evidence.update(self._resolve(scope, name))
         for scope, func, names in collector.calls_with_names:
-            if any(_takes_tensors(q) for q in self._torch_names(func)):
+            if any(_takes_tensors(q) for q in self.torch_names(func)):
                 for name in names:  # `F.relu(x)`: the analysis takes x as a tensor
                     self._evidence.update(self._resolve(scope, name))
 
@@ -175,6 +175,24 @@ class MaybeTensors:
                 for how, value in self._bindings_at((None, name)))
         return known
 
+    def may_be_logger(self, node: ast.expr, depth: int = 0) -> bool:
+        """Whether ``node`` may be a standard logger for NSY302: the ``logging`` module (or
+        another import), ``logging.getLogger(...)``, ``logging.root``, or a name assigned
+        one of these (the rule follows three names)."""
+        if depth > 4:
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            return (isinstance(func, ast.Attribute) and func.attr == "getLogger") or (
+                isinstance(func, ast.Name) and func.id == "getLogger")
+        if isinstance(node, ast.Attribute):
+            return node.attr == "root"
+        if isinstance(node, ast.Name):
+            return any(how == "other" or (how == "value" and value is not None
+                                          and self.may_be_logger(value, depth + 1))  # type: ignore
+                       for how, value in self._bindings_of(node))
+        return False
+
     def host_buffer(self, node: ast.expr) -> bool:
         """Whether ``node`` may be a host buffer for the rules (``is_host_buffer``): a name
         that may hold an array, or is bound to what a torch function, a method or
@@ -191,7 +209,7 @@ class MaybeTensors:
 
     def _may_make_a_buffer(self, call: ast.Call) -> bool:
         func = call.func
-        if isinstance(func, ast.Attribute) or any(True for _ in self._torch_names(func)):
+        if isinstance(func, ast.Attribute) or any(True for _ in self.torch_names(func)):
             return True
         return isinstance(func, ast.Name) and func.id == "reversed"
 
@@ -247,7 +265,7 @@ class MaybeTensors:
             if not host:
                 if kind in _VALUES and self._tensor(part):
                     return True
-                if kind is ast.Call and any(q in _DEVICE_PREDICATES for q in self._torch_names(
+                if kind is ast.Call and any(q in _DEVICE_PREDICATES for q in self.torch_names(
                         part.func)):  # type: ignore[attr-defined]
                     return True  # NSY401 checks `torch.allclose(a, b)` whatever a and b are
                 host = self._host_whatever_its_parts(part)
@@ -339,7 +357,7 @@ class MaybeTensors:
 
     def _tensor_call(self, call: ast.Call) -> bool:
         func = call.func
-        for q in self._torch_names(func):
+        for q in self.torch_names(func):
             if (q in T.TORCH_TENSOR_CLASSES or q.startswith(T.TORCH_TENSOR_NAMESPACES)
                     or q[len("torch."):] in T.TORCH_TENSOR_FUNCTIONS):
                 return True
@@ -369,7 +387,7 @@ class MaybeTensors:
 
     def _module_call(self, call: ast.Call) -> bool:
         func = call.func
-        for q in self._torch_names(func):
+        for q in self.torch_names(func):
             if q in T.MODULE_WRAPPERS or q.startswith("torch.nn."):
                 return True
         if isinstance(func, ast.Name):
@@ -393,7 +411,7 @@ class MaybeTensors:
         for origin in self._imports.get(func.id, ()):
             yield origin + rest
 
-    def _torch_names(self, func: ast.expr) -> Iterator[str]:
+    def torch_names(self, func: ast.expr) -> Iterator[str]:
         return (q for q in self.qualified_names(func) if q.split(".", 1)[0] == "torch")
 
     # -- iteration and unpacking ---------------------------------------------------------------

@@ -63,9 +63,10 @@ class Signal(enum.Flag):
     #: ``if``/``while``/``assert``, of a conditional expression, a comprehension's
     #: ``if`` or a ``case`` guard.
     CONDITION = enum.auto()
-    #: Output of values that may involve a tensor: ``print``, logging and writer
-    #: methods (``info``, ``log``, ``add_scalar``, ``set_postfix`` ...), f-strings and
-    #: ``%`` formatting of such values.
+    #: Output of values that may involve a tensor: ``print``, the standard logger's
+    #: methods on what may be a logger (``logging.info``, ``logger.warning`` with
+    #: ``logger = logging.getLogger(...)``) or imported from ``logging``, f-strings and
+    #: ``%`` formatting of such values. (Metric writers are handed reads: ``READ``.)
     OUTPUT = enum.auto()
     #: A call to ``synchronize``.
     SYNC = enum.auto()
@@ -86,12 +87,9 @@ _EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Sign
 
 _READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
-_OUTPUT_METHODS = frozenset({
-    "debug", "info", "warning", "warn", "error", "critical", "exception", "log", "print",
-    "log_dict", "log_metrics", "log_scalar", "log_scalars", "add_scalar", "add_scalars",
-    "add_histogram", "add_image", "add_images", "add_text", "add_figure", "add_pr_curve",
-    "write", "set_postfix", "set_postfix_str", "set_description", "set_description_str",
-    "format",
+#: The standard logger's methods (NSY302), on what may be a logger.
+_LOGGING_METHODS = frozenset({
+    "debug", "info", "warning", "error", "critical", "fatal", "exception", "log",
 })
 _DATA_DEPENDENT = frozenset({
     "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "equal",
@@ -534,10 +532,14 @@ class _Scanner:
         elif name in T.READ_METHODS or name in _READ_BUILTINS or name == "to":
             if self.looks_for(Signal.READ, state) and self._is_read(call):
                 self.signal(Signal.READ, state)
-        elif name in _OUTPUT_METHODS or name in _OUTPUT_FUNCTIONS:
+        elif name in _LOGGING_METHODS or name in _OUTPUT_FUNCTIONS:
+            # `print(...)`, `warning(...)` imported from logging, `logger.info(...)`; not
+            # `self.log(name, t)` or `torch.log(t)`.
             if self.looks_for(Signal.OUTPUT, state) and (
-                isinstance(func, ast.Attribute) or name in _OUTPUT_FUNCTIONS
-            ) and any(self.device(a) for a in (*call.args, *(k.value for k in call.keywords))):
+                isinstance(func, ast.Name) or self.tensors.may_be_logger(func.value)
+            ) and not any(True for _ in self.tensors.torch_names(func)) and any(
+                self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
+            ):
                 self.signal(Signal.OUTPUT, state)
         elif name == "synchronize":
             self.signal(Signal.SYNC, state)

@@ -124,7 +124,9 @@ class MetricWriterTensor(Rule):
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(", ".tolist(", "log", "add_scalar", "set_postfix",
                 "set_description")
-    signals = Signal.OUTPUT
+    # Every report is of a call handed a read (`t.item()`, `float(t)` ...): a tensor
+    # handed over as it is (`self.log(name, t)`) is what the fix makes.
+    signals = Signal.READ
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)

@@ -87,7 +87,7 @@ class ReadInCompiledFunction(Rule):
     fix_kind = "none"
     cost = "sync and graph break"
     triggers = ("compile",)
-    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT
+    signals = Signal.READ  # it reports reads (and `.numpy()`) only
 
     def visit_Call(self, node: cst.Call) -> None:
         function = self.analysis.hot.compiled_function(node)
