@@ -257,6 +257,13 @@ def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
                                     "    state['a'] = x\nx.backward()\n")
     assert Signal.STORE in _hot("import numpy\nstate, n = load(), 0\nfor x in xs:\n"
                                 "    state['a'] = x\nx.backward()\n")
+    # Bound to a method's result: a buffer only when made on the host, as the rules see it.
+    assert Signal.STORE not in _hot("state = self.head.losses(t)\nfor x in xs:\n"
+                                    "    state['a'] = x\nx.backward()\n")
+    assert Signal.STORE in _hot("state = t.cpu().view(-1)\nfor x in xs:\n"
+                                "    state['a'] = x\nx.backward()\n")
+    assert Signal.STORE in _hot("state = torch.zeros(3).float()\nfor x in xs:\n"
+                                "    state['a'] = x\nx.backward()\n")
 
 
 def test_item_of_an_unknown_value_reads_only_in_a_torch_file_without_numpy() -> None:

@@ -204,14 +204,34 @@ class MaybeTensors:
                                             for how, value in bindings):
             return True  # some binding may give an array
         return any(
-            how == "value" and isinstance(value, ast.Call) and self._may_make_a_buffer(value)
+            how == "value" and isinstance(value, ast.Call) and self._may_be_made_on_host(value)
             for how, value in bindings)
 
-    def _may_make_a_buffer(self, call: ast.Call) -> bool:
-        func = call.func
-        if isinstance(func, ast.Attribute) or any(True for _ in self.torch_names(func)):
+    def _may_be_made_on_host(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Whether the rules could find ``expr`` made on the host (``_made_on_host``): a
+        torch factory, ``.cpu()``, ``.numpy()``, ``.to(...)``, and what is cut from such a
+        value, iterated, ``reversed`` or converted (``.float()``, ``.view(...)``)."""
+        if depth > 10:
             return True
-        return isinstance(func, ast.Name) and func.id == "reversed"
+        if isinstance(expr, ast.Name):
+            return any(how in ("value", "iterated") and value is not None
+                       and self._may_be_made_on_host(value, depth + 1)
+                       for how, value in self._bindings_of(expr))
+        if isinstance(expr, ast.Subscript):
+            return self._may_be_made_on_host(expr.value, depth + 1)
+        if not isinstance(expr, ast.Call):
+            return False
+        func = expr.func
+        if any(True for _ in self.torch_names(func)):
+            return True
+        if isinstance(func, ast.Name) and func.id == "reversed":
+            return bool(expr.args) and self._may_be_made_on_host(expr.args[0], depth + 1)
+        if isinstance(func, ast.Attribute):
+            if func.attr in ("cpu", "numpy", "to"):
+                return True
+            if func.attr in T.SAME_DEVICE_METHODS:
+                return self._may_be_made_on_host(func.value, depth + 1)
+        return False
 
     def _ask(self, question: Callable[[ast.expr], bool], node: ast.expr) -> bool:
         if self._gave_up:

@@ -260,3 +260,8 @@ BOOL_METHODS = frozenset({
     "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
     "isneginf", "isposinf", "signbit",
 })
+#: Methods whose result lives where their receiver does.
+SAME_DEVICE_METHODS = frozenset({
+    "split", "unbind", "chunk", "view", "reshape", "flatten", "float", "double", "long",
+    "int", "half", "detach", "clone", "contiguous", "squeeze", "unsqueeze", "t", "round",
+})

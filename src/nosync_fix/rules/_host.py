@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import Kind, ModuleAnalysis, Value
+from ..analysis import _tables as T
 from ..analysis.base import call_name, keyword_arg, positional_args
 from ._scalars import single_binding_value
 
@@ -43,10 +44,7 @@ def host_transfer(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
 
 
 #: Methods whose result lives where their receiver does.
-_SAME_DEVICE = frozenset({
-    "split", "unbind", "chunk", "view", "reshape", "flatten", "float", "double", "long",
-    "int", "half", "detach", "clone", "contiguous", "squeeze", "unsqueeze", "t", "round",
-})
+_SAME_DEVICE = T.SAME_DEVICE_METHODS
 
 
 def certainly_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
