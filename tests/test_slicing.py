@@ -111,10 +111,22 @@ def test_a_function_that_kept_code_calls_stays() -> None:
 
 
 def test_every_function_that_mentions_a_module_variable_kept_code_uses_stays() -> None:
-    source = ("import torch\n\nstate = None\n\ndef reset():\n    print(state)\n\n"
+    source = ("import torch\n\nstate = load()\n\ndef reset():\n    print(state)\n\n"
               "def other():\n    return 1\n\n"
               "def train(model, loader):\n    total = state\n" + _LOOP)
     assert _kept_functions(relevant(source) or "") == {"train", "reset"}
+
+
+def test_functions_that_only_share_a_module_constant_go() -> None:
+    source = ("import logging\nimport torch\n\nSCALE = 2.0\nlog = logging.getLogger(__name__)\n"
+              "\ndef other():\n    return 1\n\ndef report():\n    log.info('scale %s', SCALE)\n\n"
+              "def train(model, loader):\n    total = 0\n" + _LOOP
+              + "        log.debug('step')\n        total *= SCALE\n")
+    assert _kept_functions(relevant(source) or "") == {"train"}
+    rebound = source.replace("\ndef report():", "\nSCALE = 3.0\n\ndef report():")
+    assert _kept_functions(relevant(rebound) or "") == {"train", "report"}
+    declared = source.replace("    log.info(", "    global SCALE\n    log.info(")
+    assert _kept_functions(relevant(declared) or "") == {"train", "report"}
 
 
 def test_methods_that_assign_an_attribute_a_kept_method_reads_stay() -> None:

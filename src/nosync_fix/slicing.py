@@ -19,7 +19,9 @@ A function (or method) is kept when
   - a name of kept code that is bound to the function;
   - a name of kept code that is a module-level variable: every function that
     mentions it is kept (its uses anywhere are evidence of what it holds, and
-    rules look at every use of a name they rewrite);
+    rules look at every use of a name they rewrite), unless the module binds it
+    once, to a constant or a ``logging`` logger, and no function declares it
+    ``global``: such a host value is no evidence and nothing a rule rewrites;
   - an attribute ``self.x`` read in a kept method: the methods of the same class
     that assign ``self.x`` (or ``register_buffer("x", ...)``) are kept (the
     analysis joins everything assigned to it).
@@ -59,6 +61,7 @@ class _Unit:
     names: set[str] = field(default_factory=set)
     self_reads: set[str] = field(default_factory=set)
     self_stores: set[str] = field(default_factory=set)
+    declared_global: set[str] = field(default_factory=set)
     pinned: bool = False
 
 
@@ -74,13 +77,15 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     units = [_Unit(node, cls) for node, cls in prefilter.units(tree)]
     if not units:
         return None
-    module_roots, module_names, stored_globals = _module_code(tree, units)
+    module_roots, module_names, stored_globals, constants = _module_code(tree, units)
     aliases = prefilter.compile_aliases(tree, text)
     functions: dict[str, list[_Unit]] = {}
     for unit in units:
         _link(unit, module_roots, aliases)
         if unit.cls is None:
             functions.setdefault(unit.node.name, []).append(unit)
+        constants -= unit.declared_global
+    stored_globals -= constants
 
     kept: set[int] = set()
     todo: list[_Unit] = []
@@ -127,13 +132,15 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     return _blank_out([u.node for u in units if id(u) not in kept], text)
 
 
-def _module_code(tree: ast.Module, units: list[_Unit]) -> tuple[set[str], set[str], set[str]]:
+def _module_code(tree: ast.Module, units: list[_Unit],
+                 ) -> tuple[set[str], set[str], set[str], set[str]]:
     """Of the code outside the units: the packages it imports, the names it mentions,
-    and the names it binds other than by ``import``."""
+    the names it binds other than by ``import``, and those among them bound once, by a
+    module-level ``name = value`` of a constant or a ``logging`` logger."""
     skip = {id(unit.node) for unit in units}
     roots: set[str] = set()
     names: set[str] = set()
-    stored: set[str] = set()
+    stores: dict[str, int] = {}
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
@@ -141,7 +148,7 @@ def _module_code(tree: ast.Module, units: list[_Unit]) -> tuple[set[str], set[st
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
             if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                stored.add(node.id)  # type: ignore[attr-defined]
+                stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
         elif kind is ast.Import:
             roots.update(alias.name.split(".")[0] for alias in node.names)  # type: ignore
         elif kind is ast.ImportFrom:
@@ -150,7 +157,26 @@ def _module_code(tree: ast.Module, units: list[_Unit]) -> tuple[set[str], set[st
         for child in syntax.children(node):
             if id(child) not in skip:
                 stack.append(child)
-    return roots, names, stored
+    constants = {
+        statement.targets[0].id for statement in tree.body
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and stores.get(statement.targets[0].id) == 1
+        and _host_constant(statement.value, "logging" in roots)}
+    return roots, names, set(stores), constants
+
+
+def _host_constant(value: ast.expr, logging_imported: bool) -> bool:
+    """``3``, ``-1.0``, ``"name"``, ``(1, 2)``, ``logging.getLogger(__name__)``: values the
+    analysis calls host values whatever the rest of the module does."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        return isinstance(value.operand, ast.Constant)
+    if isinstance(value, ast.Tuple):
+        return all(_host_constant(e, logging_imported) for e in value.elts)
+    return logging_imported and isinstance(value, ast.Call) and (
+        prefilter.dotted(value.func) in ("logging.getLogger", "getLogger"))
 
 
 def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> None:
@@ -183,6 +209,7 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
                 unit.pinned = True
         elif kind is ast.Global or kind is ast.Nonlocal:
             unit.pinned = True
+            unit.declared_global.update(child.names)  # type: ignore[attr-defined]
         elif kind is ast.Import:
             if any(a.name.split(".")[0] not in module_roots for a in child.names):  # type: ignore
                 unit.pinned = True
