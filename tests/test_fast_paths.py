@@ -7,6 +7,7 @@
   ``ast`` one statement of a class body) equals ``PositionProvider`` on the
   whole module;
 * ``line_opcodes`` is a valid edit script, like difflib's;
+* ``expression_contexts`` (one walk) equals ``ExpressionContextProvider``;
 * ``Metadata.scopes`` (resolved without LibCST's outer batched walk, by visitors
   whose method look-ups are cached) describes the
   same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
@@ -41,6 +42,7 @@ from nosync_fix.analysis.base import (
     Metadata,
     Source,
     dotted_name,
+    expression_contexts,
     resolve_alone,
     visit,
     walk,
@@ -399,3 +401,11 @@ def _depth_one_node_at_a_time(tree: ast.AST) -> int:
 def test_nesting_depth_level_by_level(source: str) -> None:
     tree = ast.parse(source)
     assert nesting_depth(tree) == _depth_one_node_at_a_time(tree)
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_expression_contexts_equal_libcst(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(
+        ExpressionContextProvider)
+    assert expression_contexts(module) == dict(theirs)

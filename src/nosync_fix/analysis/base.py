@@ -21,7 +21,6 @@ from libcst.metadata import (
     QualifiedNameProvider,
     ScopeProvider,
 )
-from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import (
     _ASSIGNMENT_LIKE_NODES,
     Access,
@@ -368,20 +367,84 @@ def resolve_alone(wrapper: cst.MetadataWrapper,
         resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
     instance = provider()
     with instance.resolve(wrapper), _no_rebuilding():
-        # What their visit_Module does (a test checks it), with the visitor's look-ups
-        # of its methods by name cached (_FastDispatch).
+        # What their visit_Module does (a test checks it): scopes with the visitor's
+        # look-ups of its methods by name cached (_FastDispatch), contexts in one walk.
         if provider is ScopeProvider:
             visitor = _ScopeVisitor(instance)  # type: ignore[arg-type]
             wrapper.module.visit(visitor)
             visitor.infer_accesses()
         elif provider is ExpressionContextProvider:
-            wrapper.module.visit(_ExpressionContextVisitor(
-                instance, ExpressionContext.LOAD))  # type: ignore[arg-type]
+            instance._computed.update(expression_contexts(wrapper.module))  # noqa: SLF001
         else:
             instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
     result = MappingProxyType(dict(instance._computed))  # noqa: SLF001
     resolved[provider] = result
     return result  # type: ignore[return-value]
+
+
+def expression_contexts(module: cst.Module) -> dict[cst.CSTNode, ExpressionContext]:
+    """What ``ExpressionContextProvider`` gives, from one walk with a stack instead of its
+    visitor, which starts a new visitor (and so a new walk) for every target, attribute
+    and subscript. Rule for rule the same (a test compares them on every corpus file):
+    targets of assignments, loops, ``:=``, ``as``, parameters and definitions' names
+    store, ``del`` deletes, the value of an attribute and a subscript's parts load,
+    and the rest keeps the context around it."""
+    found: dict[cst.CSTNode, ExpressionContext] = {}
+    load, store = ExpressionContext.LOAD, ExpressionContext.STORE
+    stack: list[tuple[cst.CSTNode | None, ExpressionContext]] = [(module, load)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, context = pop()
+        if node is None:
+            continue
+        kind = type(node)
+        if kind is cst.Name:
+            found[node] = context
+        elif kind is cst.Attribute:
+            found[node] = context
+            push((node.value, load))  # type: ignore[attr-defined]
+        elif kind is cst.Subscript:
+            found[node] = context
+            push((node.value, load))  # type: ignore[attr-defined]
+            for element in node.slice:  # type: ignore[attr-defined]
+                push((element, load))
+        elif kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                push((target, store))
+            push((node.value, context))  # type: ignore[attr-defined]
+        elif kind is cst.AnnAssign or kind is cst.AugAssign or kind is cst.NamedExpr:
+            push((node.target, store))  # type: ignore[attr-defined]
+            push((getattr(node, "annotation", None), context))
+            push((node.value, context))  # type: ignore[attr-defined]
+        elif kind is cst.AsName:
+            push((node.name, store))  # type: ignore[attr-defined]
+        elif kind is cst.CompFor or kind is cst.For:
+            push((node.target, store))  # type: ignore[attr-defined]
+            for part in (("iter", "ifs", "inner_for_in") if kind is cst.CompFor
+                         else ("iter", "body", "orelse")):
+                value = getattr(node, part)
+                for item in (value if type(value) is tuple or type(value) is list
+                             else (value,)):
+                    push((item, context))
+        elif kind is cst.Del:
+            push((node.target, ExpressionContext.DEL))  # type: ignore[attr-defined]
+        elif kind is cst.ClassDef or kind is cst.FunctionDef:
+            push((node.name, store))  # type: ignore[attr-defined]
+            parts = ((node.body, *node.bases, *node.keywords, *node.decorators)  # type: ignore
+                     if kind is cst.ClassDef else
+                     (node.params, node.body, *node.decorators, node.returns))  # type: ignore
+            for part in parts:
+                push((part, context))
+        elif kind is cst.Param:
+            push((node.name, store))  # type: ignore[attr-defined]
+            push((node.annotation, context))  # type: ignore[attr-defined]
+            push((node.default, context))  # type: ignore[attr-defined]
+        else:
+            if kind is cst.Tuple or kind is cst.List or kind is cst.StarredElement:
+                found[node] = context
+            for child in children(node):
+                push((child, context))
+    return found
 
 
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
@@ -457,8 +520,6 @@ class _ScopeVisitor(ScopeVisitor, _FastDispatch):
 _ASSIGNMENT_LIKE: dict[type, bool] = {}
 
 
-class _ExpressionContextVisitor(ExpressionContextVisitor, _FastDispatch):
-    pass
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
