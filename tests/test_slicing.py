@@ -99,7 +99,7 @@ def test_functions_without_signals_go_and_lines_stay() -> None:
     assert text is not None
     assert _kept_functions(text) == {"train"}
     assert text.count("\r\n") == source.count("\r\n")
-    assert text.splitlines()[2:5] == ["pass", "", ""]
+    assert text.splitlines()[2:5] == ['"""', "", '"""']
     assert text.splitlines()[7:] == source.splitlines()[7:]
 
 

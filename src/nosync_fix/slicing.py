@@ -27,9 +27,9 @@ A function (or method) is kept when
     analysis joins everything assigned to it).
 
 Everything outside functions and methods (imports, module-level code, class
-bodies, nested classes) is always kept. A left-out function's lines become
-empty lines, its first line ``pass`` at its indentation, so that the text is
-still valid Python with the same lines.
+bodies, nested classes) is always kept. A left-out function becomes a string
+of as many lines, at its indentation, so that the text is still valid Python
+with the same lines.
 
 The engine uses the slice to check a file, and falls back to the whole text
 whenever a finding on the slice needs a fix or its edits. ``tests/test_prefilter.py``
@@ -222,21 +222,27 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
 
 
 def _blank_out(nodes: list[ast.FunctionDef | ast.AsyncFunctionDef], text: str) -> str:
-    """``text`` with each function of ``nodes`` replaced by ``pass`` and empty lines.
+    """``text`` with each function of ``nodes`` replaced by a string of its lines' ends.
 
     A function (decorators included) starts a line of its own and ends one, so whole
-    lines go; each keeps its own line ending.
+    lines go; each keeps its own line ending. One string statement costs LibCST one
+    node, where empty lines cost one each.
     """
     from .engine import split_lines  # the engine imports this module
 
     lines = split_lines(text)
     for node in nodes:
         start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+        end = (node.end_lineno or start + 1) - 1
         first = lines[start]
         content = first.rstrip(_LINE_END)
         indent = content[:len(content) - len(content.lstrip(" \t\f"))]
-        lines[start] = indent + "pass" + first[len(content):]
-        for index in range(start + 1, node.end_lineno or start + 1):
+        for index in range(start, end + 1):
             line = lines[index]
             lines[index] = line[len(line.rstrip(_LINE_END)):]
+        if start == end:
+            lines[start] = indent + '""""""' + lines[start]
+        else:
+            lines[start] = indent + '"""' + lines[start]
+            lines[end] = '"""' + lines[end]
     return "".join(lines)
