@@ -84,6 +84,10 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     if progress and done:
         progress(done, len(files))
     workers = min(max(1, jobs or os.cpu_count() or 1), len(pending))
+    if workers > 1:
+        # The largest files first, so that the workers end together on small ones
+        # instead of one waiting for the other's last big file.
+        pending.sort(key=lambda i: -_size(files[i]))
     todo = [files[i] for i in pending]
     if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
         results: Iterable[tuple[FileOutcome, str | None]] = (
@@ -118,6 +122,13 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return [o for o in outcomes if o is not None]
+
+
+def _size(filename: str) -> int:
+    try:
+        return os.stat(filename).st_size
+    except OSError:
+        return 0
 
 
 def _remember(store: CacheStore | None, key: str | None, outcome: FileOutcome) -> None:
