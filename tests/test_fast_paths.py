@@ -105,7 +105,7 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
     except SyntaxError:  # a byte-order mark: Python's own reading drops it first
         tree = None
     if tree is not None:
-        with_ast = Metadata(wrapper, Source(source, tree))
+        with_ast = Metadata(wrapper, Source(tree))
         assert with_ast._first_lines.keys() >= {id(s) for s in module.body}
         for node in [n for n in parents if id(n) in in_body]:
             rng = full[node]

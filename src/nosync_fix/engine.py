@@ -192,7 +192,7 @@ def _findings_of_slice(text: str, tree: ast.Module, found: prefilter.Scan | None
         module = parse(relevant)
     except _FileFailure:  # let the whole text decide what to report
         return None
-    source = Source(libcst_text(relevant), tree)  # the slice keeps every line where it was
+    source = Source(tree)  # the slice keeps every line where it was
     return [f.finding for f in _run_rules(module, filename, settings, live, suppressions,
                                           source)[1]]
 
@@ -219,7 +219,7 @@ def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
     for pass_number in range(MAX_PASSES + 1):
         analysis, found = _run_rules(module, filename, settings, live, suppressions,
-                                     Source(libcst_text(current), tree))
+                                     Source(tree))
         fixable = [f for f in found
                    if f.report.rewrite is not None and f.report.rewrite.applicability in allowed]
         if not fix or not fixable:
@@ -304,8 +304,10 @@ def parse(text: str) -> cst.Module:
     given the text without them, which Python reads the same; :func:`splice` puts
     the original bytes back on every line no fix touches.
     """
+    if "\f" in text:
+        text = _INDENT_FORM_FEEDS.sub("", text)
     try:
-        return cst.parse_module(libcst_text(text))
+        return cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         message = str(error).splitlines()[0] if str(error) else "syntax error"
         raise _FileFailure(
@@ -316,11 +318,6 @@ def parse(text: str) -> cst.Module:
     except (SyntaxError, ValueError) as error:
         raise _FileFailure(f"LibCST cannot parse this file, which Python accepts: {error}; "
                            "file left unchanged", "parse") from None
-
-
-def libcst_text(text: str) -> str:
-    """The text :func:`parse` hands to LibCST: without form feeds in indentation."""
-    return _INDENT_FORM_FEEDS.sub("", text) if "\f" in text else text
 
 
 def syntax_check(text: str, filename: str) -> ast.Module:

@@ -56,12 +56,11 @@ class Metadata:
     def __init__(self, wrapper: cst.MetadataWrapper, source: Source | None = None) -> None:
         self.wrapper = wrapper
         self.module = wrapper.module
-        #: The text LibCST parsed and its ``ast``, when known: statements' lines without
-        #: rendering the module.
+        #: The ``ast`` of the text, when known: statements' lines without rendering
+        #: the module.
         self.source = source
         self._accesses: dict[int, Access] | None = None
-        self._statement_positions: dict[int, tuple[Mapping[cst.CSTNode, CodeRange],
-                                                   list[str] | None]] = {}
+        self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -163,62 +162,48 @@ class Metadata:
         resolved on the statement that holds the node alone, rendered as a module of
         its own, and shifted by the lines before that statement. The statement is the
         top-level one, or with :attr:`source` the one in a top-level class's body (a
-        method, usually); its lines then come from the ``ast`` instead of rendering
-        what comes before, and columns on lines rendered without the class's
-        indentation get it back from the source line. The answer is the same (a test
-        compares them on every corpus).
+        method, usually, rendered in a class of one line); its lines then come from
+        the ``ast`` instead of rendering what comes before. The answer is the same (a
+        test compares them on every corpus).
         """
         if "positions" in self.__dict__:
             rng = self.positions[node]
             return rng.start.line, rng.start.column, rng.end.line, rng.end.column
-        anchor, nested = self._anchor(node)
+        anchor, cls = self._anchor(node)
         if anchor is None:  # the module, its header ...
             rng = self.positions[node]
             return rng.start.line, rng.start.column, rng.end.line, rng.end.column
-        cached = self._statement_positions.get(id(anchor))
-        if cached is None:
-            alone = cst.Module(body=[anchor], header=(), footer=(),  # type: ignore[list-item]
-                               default_indent=self.module.default_indent,
-                               default_newline=self.module.default_newline)
-            ranges = _positions(alone)
-            cached = (ranges, _LINES.findall(alone.code) if nested else None)
-            self._statement_positions[id(anchor)] = cached
-        ranges, rendered = cached
-        shift = self._first_lines[id(anchor)]
+        ranges = self._statement_positions.get(id(anchor))
+        if ranges is None:
+            # A statement of a class body is rendered in a class of one line, `class _:`,
+            # with the class's own block: its lines keep their indentation.
+            statement = anchor if cls is None else cst.ClassDef(
+                name=cst.Name("_"), body=cls.body.with_changes(  # type: ignore[attr-defined]
+                    body=[anchor], footer=()))
+            ranges = _positions(cst.Module(
+                body=[statement], header=(), footer=(),  # type: ignore[list-item]
+                default_indent=self.module.default_indent,
+                default_newline=self.module.default_newline))
+            self._statement_positions[id(anchor)] = ranges
+        shift = self._first_lines[id(anchor)] - (0 if cls is None else 1)
         rng = ranges[node]
-        start_column, end_column = rng.start.column, rng.end.column
-        if rendered is not None and self.source is not None:
-            start_column += self._indent_lost(rendered, rng.start.line, shift)
-            if end_column:  # an end at a line's start is before its indentation
-                end_column += self._indent_lost(rendered, rng.end.line, shift)
-        return rng.start.line + shift, start_column, rng.end.line + shift, end_column
+        return rng.start.line + shift, rng.start.column, rng.end.line + shift, rng.end.column
 
-    def _anchor(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, bool]:
-        """The statement to render for ``node``'s position, and whether it is nested in
-        a class (None when ``node`` is in no statement)."""
+    def _anchor(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, cst.ClassDef | None]:
+        """The statement to render for ``node``'s position, and the top-level class whose
+        body holds it, if any (None, None when ``node`` is in no statement)."""
         path = [node]
         while path[-1] is not None and self.parents.get(path[-1]) is not self.module:
             path.append(self.parents.get(path[-1]))  # type: ignore[arg-type]
         top = path[-1]
         if top is None or id(top) not in self._first_lines:
-            return None, False
+            return None, None
         # path: node ... top; a method sits at top -> IndentedBlock -> statement.
         if len(path) >= 3 and isinstance(top, cst.ClassDef) and path[-2] is top.body and (
-            id(path[-3]) in self._first_lines and not isinstance(node, _LAYOUT)
+            id(path[-3]) in self._first_lines
         ):
-            return path[-3], True
-        return top, False
-
-    def _indent_lost(self, rendered: list[str], line: int, shift: int) -> int:
-        """The indentation a nested statement's ``line`` lost when rendered alone: the
-        source line is the rendered one with the class's indentation in front, or the
-        same line (inside brackets, where the whitespace is the source's own)."""
-        assert self.source is not None
-        source_lines = self.source.lines
-        if line - 1 >= len(rendered) or line + shift - 1 >= len(source_lines):
-            return 0
-        return (len(source_lines[line + shift - 1].rstrip("\r\n"))
-                - len(rendered[line - 1].rstrip("\r\n")))
+            return path[-3], top
+        return top, None
 
     @functools.cached_property
     def _first_lines(self) -> dict[int, int]:
@@ -267,22 +252,12 @@ class Metadata:
         return self.module.code_for_node(node)
 
 
-#: Whitespace and comments: they may start inside a line's indentation, where the
-#: indentation a nested statement loses when rendered alone cannot be told from its own.
-_LAYOUT = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.Newline,
-           cst.TrailingWhitespace, cst.Comment)
-
-
 class Source:
-    """The text LibCST parsed, with Python's ``ast`` of the same lines."""
+    """Python's ``ast`` of a text with the same lines as the one LibCST parsed (the
+    text itself, or a slice of it that keeps every line in place)."""
 
-    def __init__(self, text: str, tree: ast.Module) -> None:
-        self.text = text
+    def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-
-    @functools.cached_property
-    def lines(self) -> list[str]:
-        return _LINES.findall(self.text)
 
     def lines_before(self, module: cst.Module) -> dict[int, int] | None:
         """For each top-level statement of ``module`` and each statement in the body of
