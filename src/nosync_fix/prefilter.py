@@ -661,7 +661,7 @@ def _may_compile(text: str) -> bool:
 def _compile_aliases(tree: ast.Module) -> set[str]:
     """Dotted names that may refer to ``torch.compile`` or ``torch._dynamo.optimize``."""
     aliases: set[str] = set(_COMPILE_NAMES)
-    for node in syntax.walk(tree):
+    for node in syntax.statements(tree):  # imports are statements
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

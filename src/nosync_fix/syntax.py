@@ -39,3 +39,16 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         current = stack.pop()
         yield current
         stack.extend(children(current))
+
+
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def statements(node: ast.AST) -> Iterator[ast.AST]:
+    """Every statement under ``node`` (``except`` clauses and ``case`` blocks included),
+    without going into expressions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in children(current) if isinstance(child, _BLOCKS))
