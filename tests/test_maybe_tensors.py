@@ -105,12 +105,18 @@ def test_the_check_is_not_vacuous() -> None:
     assert sum(_claims_hold(p.read_text(encoding="utf-8")) for p in CORPUS) > 1000
 
 
-def _ask(source: str, expression: str) -> bool:
-    """Whether the last statement's expression (``expression``) may be a tensor."""
+def _facts_and_last(source: str, expression: str) -> tuple[MaybeTensors, ast.expr]:
+    """The facts of ``source`` followed by ``expression``, and that expression's node."""
     tree = ast.parse(source + "\n" + expression + "\n")
     last = tree.body[-1]
     assert isinstance(last, ast.Expr)
-    return MaybeTensors(tree).tensor(last.value)
+    return MaybeTensors(tree), last.value
+
+
+def _ask(source: str, expression: str) -> bool:
+    """Whether the last statement's expression (``expression``) may be a tensor."""
+    facts, node = _facts_and_last(source, expression)
+    return facts.tensor(node)
 
 
 @pytest.mark.parametrize(("source", "expression"), [
@@ -240,10 +246,8 @@ def test_over_budget_means_maybe(monkeypatch: pytest.MonkeyPatch) -> None:
     ("m = m & k", "m", False),
 ])
 def test_what_may_be_a_boolean_mask(source: str, expression: str, expected: bool) -> None:
-    tree = ast.parse(source + "\n" + expression + "\n")
-    last = tree.body[-1]
-    assert isinstance(last, ast.Expr)
-    assert MaybeTensors(tree).may_be_bool(last.value) is expected
+    facts, node = _facts_and_last(source, expression)
+    assert facts.may_be_bool(node) is expected
 
 
 @pytest.mark.parametrize(("source", "expression", "expected"), [
@@ -257,7 +261,5 @@ def test_what_may_be_a_boolean_mask(source: str, expression: str, expected: bool
     ("bar = tqdm(range(3))", "bar", False),
 ])
 def test_what_may_be_a_logger(source: str, expression: str, expected: bool) -> None:
-    tree = ast.parse(source + "\n" + expression + "\n")
-    last = tree.body[-1]
-    assert isinstance(last, ast.Expr)
-    assert MaybeTensors(tree).may_be_logger(last.value) is expected
+    facts, node = _facts_and_last(source, expression)
+    assert facts.may_be_logger(node) is expected
