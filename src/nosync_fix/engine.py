@@ -10,8 +10,8 @@ For one source text the engine
 2. parses it once with LibCST; metadata and analyses are resolved on first use.
    When only findings are asked for, LibCST gets the slice of the text that the
    live rules can act on (:mod:`nosync_fix.slicing`: the functions and methods
-   that cannot matter become empty lines); when a finding there needs its fix
-   applied or its edits, the whole text is analysed instead;
+   that cannot matter are left out, their lines kept); when a finding there needs
+   its fix applied or its edits, the whole text is analysed instead;
 3. runs the remaining rules in one batched traversal and keeps the findings on
    hot paths that no ``noqa`` comment suppresses;
 4. when fixing: applies the rewrites that do not overlap, adds the imports they

@@ -72,8 +72,8 @@ class Signal(enum.Flag):
     SYNC = enum.auto()
     #: Data-dependent shapes: ``nonzero``, ``argwhere``, ``masked_select``, ``unique``,
     #: one-argument ``where``, ``equal`` (torch's, or methods of what may be a tensor),
-    #: and subscripts of what may be a tensor (or a
-    #: parameter of ``forward``) by an index that may be a boolean mask.
+    #: and subscripts of what may be a tensor (or a parameter of ``forward``) by an
+    #: index that may be a boolean mask.
     DATA_DEPENDENT = enum.auto()
     #: A store of what may involve a tensor into a subscript of what may be a host
     #: buffer (``buf[i] = v``, ``buf[i] += v``).
@@ -85,12 +85,7 @@ ALL_SIGNALS = functools.reduce(operator.or_, Signal, Signal.NONE)
 _EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Signal.OUTPUT
                        | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE)
 
-_READ_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
-#: The standard logger's methods (NSY302), on what may be a logger.
-_LOGGING_METHODS = frozenset({
-    "debug", "info", "warning", "error", "critical", "fatal", "exception", "log",
-})
 _DATA_DEPENDENT = frozenset({
     "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "equal",
     "bincount", "histc", "repeat_interleave", "nonzero_static",
@@ -135,6 +130,11 @@ class Scan:
             return None
         return self.scanner.units_meeting(needs)
 
+    def compile_aliases(self) -> set[str]:
+        """Dotted names that may spell ``torch.compile`` (or ``torch._dynamo.optimize``)
+        in the file; empty when none can."""
+        return self.scanner.compile_aliases if self.scanner is not None else set()
+
 
 def units(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef,
                                           ast.ClassDef | None]]:
@@ -148,12 +148,6 @@ def units(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef
             found.extend((method, statement) for method in statement.body
                          if isinstance(method, _FUNCTIONS))
     return found
-
-
-def compile_aliases(tree: ast.Module, text: str) -> set[str]:
-    """Dotted names that may refer to ``torch.compile`` (or ``torch._dynamo.optimize``);
-    empty when no spelling of them can be in ``text``."""
-    return _compile_aliases(tree) if _may_compile(text) else set()
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Module:
@@ -210,7 +204,8 @@ class _Scanner:
         self.hot_functions = hot_functions
         self.pending = list(needs) if needs is not None else None
         self._update_wanted()
-        self.compiled_names, self.compiled_definitions = _compiled_functions(tree, text)
+        self.compiled_names, self.compiled_definitions, self.compile_aliases = (
+            _compiled_functions(tree, text))
         self._tensors: MaybeTensors | None = None
         self.record: set[tuple[int, int]] | None = None
 
@@ -529,10 +524,10 @@ class _Scanner:
                 self._reads_in(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):
                 self.signal(Signal.ACCUMULATE, state)
-        elif name in T.READ_METHODS or name in _READ_BUILTINS or name == "to":
+        elif name in T.READ_METHODS or name in T.SCALAR_READ_BUILTINS or name == "to":
             if self.looks_for(Signal.READ, state) and self._is_read(call):
                 self.signal(Signal.READ, state)
-        elif name in _LOGGING_METHODS or name in _OUTPUT_FUNCTIONS:
+        elif name in T.LOGGING_METHODS or name in _OUTPUT_FUNCTIONS:
             # `print(...)`, `warning(...)` imported from logging, `logger.info(...)`; not
             # `self.log(name, t)` or `torch.log(t)`.
             if self.looks_for(Signal.OUTPUT, state) and (
@@ -582,7 +577,7 @@ class _Scanner:
             if func.attr in ("item", "tolist") and self.tensors.reads_of_unknowns:
                 return True  # the analysis reads an unknown receiver too, in such a file
             return func.attr in T.READ_METHODS and self.tensors.tensor(func.value)
-        if isinstance(func, ast.Name) and func.id in _READ_BUILTINS:
+        if isinstance(func, ast.Name) and func.id in T.SCALAR_READ_BUILTINS:
             # The analysis reads with a builtin only a tensor: `float(t)`.
             return not (len(call.args) == 1 and not call.keywords) or self.device(call.args[0])
         return False
@@ -627,8 +622,9 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]]:
-    """Names passed to ``torch.compile`` and the functions decorated with it.
+def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int], set[str]]:
+    """Names passed to ``torch.compile``, the functions decorated with it, and the
+    dotted names that may spell it (see :func:`_compile_aliases`).
 
     A superset of the analysis's: any name passed first to a call that may be
     ``torch.compile`` counts, whatever it is bound to.
@@ -639,7 +635,7 @@ def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]
         # No spelling of torch.compile can be in the file: every one (an import, an
         # alias, an attribute) has the name `compile` or `optimize` (as a whole word:
         # `optimizer`, in most training files, is not one).
-        return names, definitions
+        return names, definitions, set()
     aliases = _compile_aliases(tree)
     for node in syntax.walk(tree):
         if isinstance(node, _FUNCTIONS):
@@ -649,7 +645,7 @@ def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]
         elif isinstance(node, ast.Call) and dotted(node.func) in aliases:
             if node.args and isinstance(node.args[0], ast.Name):
                 names.add(node.args[0].id)
-    return names, definitions
+    return names, definitions, aliases
 
 
 def _may_compile(text: str) -> bool:

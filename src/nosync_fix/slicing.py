@@ -78,7 +78,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     if not units:
         return None
     module_roots, module_names, stored_globals, constants = _module_code(tree, units)
-    aliases = prefilter.compile_aliases(tree, text)
+    aliases = found.compile_aliases()
     functions: dict[str, list[_Unit]] = {}
     for unit in units:
         _link(unit, module_roots, aliases)

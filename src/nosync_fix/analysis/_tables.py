@@ -214,6 +214,11 @@ METADATA_METHODS = frozenset({
     "storage_offset",
 })
 
+#: The standard logger's level methods (and the ``logging`` functions of the same names).
+LOGGING_METHODS = frozenset({
+    "debug", "info", "warning", "error", "critical", "fatal", "exception", "log",
+})
+
 #: Python and numpy functions of one number, and the torch function that does the same
 #: (``math.exp(t)`` reads a tensor ``t`` with ``__float__``).
 HOST_MATH_FUNCTIONS = {

@@ -495,8 +495,6 @@ class _ScopeVisitor(ScopeVisitor, _FastDispatch):
 _ASSIGNMENT_LIKE: dict[type, bool] = {}
 
 
-
-
 def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None."""
     if isinstance(node, cst.Name):

@@ -22,14 +22,12 @@ from ..analysis import Kind, ModuleAnalysis
 from ..analysis import _tables as T
 from ..analysis.base import positional_args
 
-_SAME_FAMILY_METHODS = T.SAME_DTYPE_FAMILY_METHODS
 #: Methods that always produce floating results from floating inputs (and fail on others).
 _FLOAT_METHODS = frozenset({
     "mean", "std", "var", "sigmoid", "softmax", "log_softmax", "exp", "log", "sqrt", "tanh",
     "norm", "log1p", "expm1", "rsqrt", "sin", "cos", "logsumexp", "nanmean", "erf",
     "float", "double", "half", "bfloat16",
 })
-_BOOL_METHODS = T.BOOL_METHODS
 #: Methods whose result is int64 whatever their receiver.
 _INT64_METHODS = frozenset({"argmax", "argmin", "argsort", "count_nonzero", "nonzero", "long"})
 _INT_METHODS = frozenset({"int", "short", "byte", "char"})
@@ -192,14 +190,14 @@ def _call_family(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int])
         method = func.attr.value
         if method in _FLOAT_METHODS:
             return "float"
-        if method in _BOOL_METHODS:
+        if method in T.BOOL_METHODS:
             return "bool"
         if method in _INT64_METHODS or method in _INT_METHODS:
             return "int"
         if method in _SUMS and not _has_dtype_argument(call):
             inner = dtype_family(analysis, func.value, seen)
             return "int" if inner in ("int", "bool") else inner
-        if method in _SAME_FAMILY_METHODS:
+        if method in T.SAME_DTYPE_FAMILY_METHODS:
             return dtype_family(analysis, func.value, seen)
         return None
     if _is_loss_module_call(analysis, call):

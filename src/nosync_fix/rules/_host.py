@@ -43,10 +43,6 @@ def host_transfer(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
     return method
 
 
-#: Methods whose result lives where their receiver does.
-_SAME_DEVICE = T.SAME_DEVICE_METHODS
-
-
 def certainly_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` is certainly a CPU tensor (or numpy array): reading it waits for
     no device. See :func:`_made_on_host`."""
@@ -79,7 +75,7 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         or call_name(expr) == "to" and _moves_to_cpu(analysis, expr)
     ):
         return True
-    if isinstance(expr.func, cst.Attribute) and call_name(expr) in _SAME_DEVICE:
+    if isinstance(expr.func, cst.Attribute) and call_name(expr) in T.SAME_DEVICE_METHODS:
         return _made_on_host(analysis, expr.func.value, depth + 1)
     return False
 

@@ -6,15 +6,12 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
 from .._percent import conversions as percent_conversions
+from ..analysis import _tables as T
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames, string_value
 from ._helpers import short
 from .base import Rule, RuleContext
-
-#: Logger methods (and `logging` functions) the runtime defers.
-_METHODS = frozenset({"debug", "info", "warning", "error", "critical", "fatal", "exception",
-                      "log"})
 
 
 class DeferredLogging(Rule):
@@ -182,9 +179,9 @@ class DeferredLogging(Rule):
         func = call.func
         for qualified in self.md.qualified_names(func):
             module, _, name = qualified.rpartition(".")
-            if module == "logging" and name in _METHODS:
+            if module == "logging" and name in T.LOGGING_METHODS:
                 return name
-        if isinstance(func, cst.Attribute) and func.attr.value in _METHODS and (
+        if isinstance(func, cst.Attribute) and func.attr.value in T.LOGGING_METHODS and (
                 self._is_logger(func.value, 0)):
             return func.attr.value
         return None

@@ -20,9 +20,6 @@ from ._scalars import (
 )
 from .base import Rule
 
-_FUNCTIONS = T.HOST_MATH_FUNCTIONS
-_LIBRARIES = T.HOST_MATH_LIBRARIES
-
 
 def math_function(analysis: ModuleAnalysis, node: cst.Call) -> str | None:
     """The torch function for a one-argument ``math``/``numpy`` call, or None."""
@@ -30,8 +27,8 @@ def math_function(analysis: ModuleAnalysis, node: cst.Call) -> str | None:
         return None
     for q in analysis.md.qualified_names(node.func):
         library, _, function = q.rpartition(".")
-        if library in _LIBRARIES and function in _FUNCTIONS:
-            return _FUNCTIONS[function]
+        if library in T.HOST_MATH_LIBRARIES and function in T.HOST_MATH_FUNCTIONS:
+            return T.HOST_MATH_FUNCTIONS[function]
     return None
 
 
@@ -176,7 +173,7 @@ class HostMathOnDevice(Rule):
         """Let the engine remove ``import math`` (or ``from math import exp``) if now unused."""
         for q in self.md.qualified_names(node.func):
             library, _, function = q.rpartition(".")
-            if library in _LIBRARIES:
+            if library in T.HOST_MATH_LIBRARIES:
                 if isinstance(node.func, cst.Name):
                     return rewrite.may_leave_unused(library, function)
                 return rewrite.may_leave_unused(library)
