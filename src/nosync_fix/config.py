@@ -118,8 +118,12 @@ def check_selector(selector: str, where: str = "select") -> None:
 
 
 def select_rules(selected: Iterable[str], ignored: Iterable[str]) -> tuple[type[Rule], ...]:
-    selected = [s.upper() for s in selected]
-    ignored = [s.upper() for s in ignored]
+    """The rules ``selected`` picks and ``ignored`` leaves out (ruff's precedence)."""
+    return _select_rules(tuple(s.upper() for s in selected), tuple(s.upper() for s in ignored))
+
+
+@functools.cache  # asked once per file with the same few selector lists
+def _select_rules(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[type[Rule], ...]:
 
     def specificity(selector: str, code: str) -> int:
         if selector == "ALL":
