@@ -12,7 +12,9 @@
   whose method look-ups are cached) describes the
   same scopes, assignments and accesses as ``wrapper.resolve(ScopeProvider)``;
 * ``walk`` yields the nodes, with their parents, in the order of a LibCST visitor,
-  and ``visit`` makes a visitor's calls as ``node.visit`` does;
+  and ``visit`` makes a visitor's calls as ``node.visit`` does, both but for
+  ``TRIVIA`` (whitespace, punctuation, operator tokens), which hold only more
+  trivia and which no provider's visitor and no rule visits;
 * the engine's ``visit_batched`` calls the rules' methods that LibCST's would, on
   the same nodes and in the same order.
 """
@@ -39,6 +41,7 @@ from libcst.metadata import (
 from nosync_fix.analysis import ModuleAnalysis
 from nosync_fix.analysis.base import (
     _ORIGINAL_VISIT,
+    TRIVIA,
     Metadata,
     Source,
     dotted_name,
@@ -84,7 +87,7 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     md = Metadata(wrapper)
     parents = wrapper.resolve(ParentNodeProvider)
-    assert dict(md.parents) == dict(parents)
+    assert dict(md.parents) == {n: p for n, p in parents.items() if type(n) not in TRIVIA}
     qualified = wrapper.resolve(QualifiedNameProvider)
     for node in parents:
         if dotted_name(node) is not None:
@@ -93,7 +96,10 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
                 expected = expected()
             assert md.qualified_names(node) == {q.name for q in expected}
     full = wrapper.resolve(PositionProvider)
-    in_body = {id(n) for statement in module.body for n in _subtree(statement)}
+    # Trivia have no parent here: their positions come from the provider (no finding
+    # is ever on one); the other nodes' from their statement alone.
+    in_body = {id(n) for statement in module.body for n in _subtree(statement)
+               if type(n) not in TRIVIA}
     lazy = Metadata(wrapper)
     for node in [n for n in parents if id(n) in in_body][::3]:
         rng = full[node]
@@ -125,6 +131,33 @@ def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
     for child in node.children:
         found.extend(_subtree(child))
     return found
+
+
+def _trivia_ids(module: cst.Module) -> set[int]:
+    return {id(n) for n in _subtree(module) if type(n) in TRIVIA}
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_trivia_hold_only_trivia(name: str, source: str) -> None:
+    for node in _subtree(cst.parse_module(source)):
+        if type(node) in TRIVIA:
+            assert all(type(n) in TRIVIA for n in _subtree(node)), type(node).__name__
+
+
+def test_no_visitor_of_the_analysis_handles_trivia() -> None:
+    """What skipping them relies on: no rule, and no visitor of LibCST's providers
+    that the analysis resolves, has a method for a trivia node or its fields."""
+    from libcst.metadata.expression_context_provider import ExpressionContextVisitor
+    from libcst.metadata.scope_provider import ScopeVisitor
+
+    names = {kind.__name__ for kind in TRIVIA}
+    assert {"Comma", "SimpleWhitespace", "Comment", "Add", "Not", "LeftParen"} <= names
+    for visitor in (*all_rules(), ScopeVisitor, ExpressionContextVisitor):
+        for attribute in dir(visitor):
+            if attribute.startswith(("visit_", "leave_")) and not getattr(
+                getattr(visitor, attribute), "_is_no_op", False  # LibCST's empty stubs
+            ):
+                assert attribute.split("_")[1] not in names, (visitor, attribute)
 
 
 def _check_script(a: list[str], b: list[str]) -> None:
@@ -278,6 +311,7 @@ def test_scopes_resolved_alone_equal_libcst(name: str, source: str) -> None:
     module = cst.parse_module(source)
     ours = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True), ScopeProvider)
     theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    theirs = {n: s for n, s in theirs.items() if type(n) not in TRIVIA}
     assert _scope_summary(ours, module) == _scope_summary(theirs, module)
     assert len(ours) == len(theirs)
     contexts = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True),
@@ -294,12 +328,15 @@ class _Order(cst.CSTVisitor):
         self.stack: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if type(node) in TRIVIA:
+            return False
         self.seen.append((id(node), id(self.stack[-1]) if self.stack else None))
         self.stack.append(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
+        if type(original_node) not in TRIVIA:
+            self.stack.pop()
 
 
 @pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
@@ -358,11 +395,12 @@ class _OwnFieldHooks(_Events):
 @pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
 def test_visit_makes_libcst_calls(name: str, source: str) -> None:
     module = cst.parse_module(source)
+    trivia = _trivia_ids(module)
     for kind in (_Events, _OwnOnVisit, _FieldHooks, _OwnFieldHooks):
         ours, theirs = kind(), kind()
         visit(module, ours)
         module.visit(theirs)
-        assert ours.events == theirs.events
+        assert ours.events == [e for e in theirs.events if e[1] not in trivia]
         assert ours.events
 
 

@@ -85,7 +85,8 @@ class Metadata:
 
     @property
     def walk_order(self) -> list[cst.CSTNode]:
-        """Every node of the module in the order of :func:`walk` (LibCST's)."""
+        """Every node of the module but :data:`TRIVIA`, in the order of :func:`walk`
+        (LibCST's)."""
         return self._tree_index.order
 
     def nodes(self, kind: type[_N]) -> list[_N]:
@@ -547,9 +548,10 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class _TreeIndex:
-    """Every node in source order, its parent and the :data:`INDEXED` nodes, from one
-    :func:`walk`. The parents are exactly ``ParentNodeProvider``'s (a test checks it),
-    which asks every node for its ``children`` and so walks each node's fields twice.
+    """Every node but :data:`TRIVIA` in source order, its parent and the :data:`INDEXED`
+    nodes, from one :func:`walk`. The parents are exactly ``ParentNodeProvider``'s but
+    for trivia (a test checks it), which asks every node for its ``children`` and so
+    walks each node's fields twice.
     """
 
     def __init__(self) -> None:
@@ -559,8 +561,8 @@ class _TreeIndex:
 
 
 def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
-    """Every node under ``root`` (itself first) with its parent, in the order a LibCST
-    visitor visits them (a test checks it on every corpus file).
+    """Every node under ``root`` (itself first) but :data:`TRIVIA` with its parent, in
+    the order a LibCST visitor visits them (a test checks it on every corpus file).
 
     A LibCST visitor rebuilds every node it leaves (``_visit_and_replace_children``
     makes a new one, validated, even when nothing changed) and looks up methods by
@@ -578,11 +580,12 @@ def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The children of a node, in the order a LibCST visitor visits them."""
+    """The children of a node but :data:`TRIVIA`, in the order a LibCST visitor visits
+    them."""
     fields = _FIELDS.get(type(node))
     if fields is None:
         fields = _child_fields(node)
-    is_node_type = _NODE_TYPES.get
+    is_node_type = _WALKED_TYPES.get
     found: list[cst.CSTNode] = []
     for field in fields:
         value = getattr(node, field)
@@ -591,13 +594,13 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             for item in value:
                 is_node = is_node_type(type(item))
                 if is_node is None:
-                    is_node = _is_node_type(type(item))
+                    is_node = _is_walked_type(type(item))
                 if is_node:
                     found.append(item)
             continue
         is_node = is_node_type(kind)
         if is_node is None:
-            is_node = _is_node_type(kind)
+            is_node = _is_walked_type(kind)
         if is_node:
             found.append(value)
     return found
@@ -606,7 +609,8 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a ``CSTVisitor``: the same calls of ``on_visit``
     (children skipped when it answers False), of the field hooks and of
-    ``on_leave``, in the same order, without rebuilding every node (see
+    ``on_leave``, in the same order, except on :data:`TRIVIA`, which are not
+    visited; without rebuilding every node (see
     :func:`walk`); LibCST's name look-ups of ``visit_<Node>``/``leave_<Node>`` are
     cached, and its field hooks are skipped for a visitor that has none. A test
     compares the calls with LibCST's on every corpus file."""
@@ -654,9 +658,9 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             push((3, current, name))
             if type(value) is tuple or type(value) is list:
                 for item in reversed(value):
-                    if isinstance(item, cst.CSTNode):
+                    if _is_walked(item):
                         push((0, item, None))
-            elif isinstance(value, cst.CSTNode):
+            elif _is_walked(value):
                 push((0, value, None))
             push((2, current, name))
 
@@ -726,13 +730,38 @@ def _no_rebuilding() -> Iterator[None]:
         cst.CSTNode.visit = _ORIGINAL_VISIT  # type: ignore[method-assign]
 
 
-#: Whether a type is a node type (``isinstance`` on LibCST's abstract base is slow).
-_NODE_TYPES: dict[type, bool] = {}
+def _trivia() -> frozenset[type[cst.CSTNode]]:
+    from libcst._nodes import op, whitespace
+
+    return frozenset(
+        value for module in (op, whitespace) for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, cst.CSTNode)
+        and value.__module__ == module.__name__
+    ) | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+         cst.LeftCurlyBrace, cst.RightCurlyBrace}
 
 
-def _is_node_type(kind: type) -> bool:
-    _NODE_TYPES[kind] = found = issubclass(kind, cst.CSTNode)
+#: Whitespace, comments, newlines, punctuation (commas, dots, colons, brackets) and
+#: operator tokens (``+``, ``not``, ``==``, ``+=``): a third to a half of a module's
+#: nodes, which hold nothing but more of them. No provider and no rule has a method
+#: for them or asks about them (they read ``node.operator`` and the like from the
+#: node that holds them), so :func:`walk`, :func:`visit` and :func:`children` leave
+#: them out; a test checks that no rule visits one.
+TRIVIA = _trivia()
+
+#: Whether :func:`walk` goes into nodes of a type: node types but :data:`TRIVIA`
+#: (``isinstance`` on LibCST's abstract base is slow).
+_WALKED_TYPES: dict[type, bool] = dict.fromkeys(TRIVIA, False)
+
+
+def _is_walked_type(kind: type) -> bool:
+    _WALKED_TYPES[kind] = found = issubclass(kind, cst.CSTNode) and kind not in TRIVIA
     return found
+
+
+def _is_walked(value: object) -> bool:
+    found = _WALKED_TYPES.get(type(value))
+    return _is_walked_type(type(value)) if found is None else found
 
 
 #: The fields of each node type that hold children, in the order LibCST visits them.
