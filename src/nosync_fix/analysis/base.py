@@ -6,6 +6,7 @@ import ast
 import contextlib
 import functools
 import re
+import typing
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar
@@ -582,9 +583,10 @@ def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The children of a node but :data:`TRIVIA`, in the order a LibCST visitor visits
     them."""
-    fields = _FIELDS.get(type(node))
+    fields = _WALKED_FIELDS.get(type(node))
     if fields is None:
-        fields = _child_fields(node)
+        _child_fields(node)
+        fields = _WALKED_FIELDS[type(node)]
     is_node_type = _WALKED_TYPES.get
     found: list[cst.CSTNode] = []
     for field in fields:
@@ -766,6 +768,9 @@ def _is_walked(value: object) -> bool:
 
 #: The fields of each node type that hold children, in the order LibCST visits them.
 _FIELDS: dict[type, tuple[str, ...]] = {}
+#: Those of them that may hold a node other than :data:`TRIVIA` (by their type hints):
+#: :func:`children` does not read ``whitespace_after``, ``lpar``, ``comma``...
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
@@ -780,7 +785,27 @@ def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
     ):
         fields += ("format_spec",)
     _FIELDS[type(node)] = fields
+    _WALKED_FIELDS[type(node)] = _fields_beyond_trivia(type(node), fields)
     return fields
+
+
+def _fields_beyond_trivia(kind: type, fields: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        hints = typing.get_type_hints(kind)
+    except Exception:  # noqa: BLE001 - an unresolvable hint: read every field
+        return fields
+    return tuple(f for f in fields if f not in hints or not _only_trivia(hints[f]))
+
+
+def _only_trivia(hint: object) -> bool:
+    """Whether every node type a type hint admits is :data:`TRIVIA` (``Comma``,
+    ``Sequence[LeftParen]``, ``BaseParenthesizableWhitespace | MaybeSentinel``)."""
+    arguments = typing.get_args(hint)
+    if arguments:
+        return all(_only_trivia(a) for a in arguments if a is not type(None))
+    if isinstance(hint, type) and issubclass(hint, cst.CSTNode):
+        return hint in TRIVIA
+    return hint is cst.MaybeSentinel
 
 
 class _FieldOrder(cst.CSTVisitor):
