@@ -38,6 +38,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from nosync_fix import syntax
 from nosync_fix.analysis import ModuleAnalysis
 from nosync_fix.analysis.base import (
     _ORIGINAL_VISIT,
@@ -430,8 +431,28 @@ def _depth_one_node_at_a_time(tree: ast.AST) -> int:
         if isinstance(node, ast.BoolOp):
             depth += len(node.values) - 1
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, MARKERS))
     return deepest
+
+
+MARKERS = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_ast_children_and_walks_are_python_s_less_markers(name: str, source: str) -> None:
+    if source.startswith("\ufeff"):
+        source = source[1:]  # Python's own reading drops it first
+    tree = ast.parse(source)
+    assert syntax.MARKERS == MARKERS
+    for node in ast.walk(tree):
+        assert syntax.children(node) == [
+            c for c in ast.iter_child_nodes(node) if not isinstance(c, MARKERS)]
+    walked = [n for n in ast.walk(tree) if not isinstance(n, MARKERS)]
+    assert sorted(map(id, syntax.walk(tree))) == sorted(map(id, walked))
+    assert sorted(map(id, syntax.statements(tree))) == sorted(
+        id(n) for n in walked if isinstance(n, (ast.Module, ast.stmt, ast.excepthandler,
+                                                ast.match_case)))
 
 
 @pytest.mark.parametrize("source", [s for _, s in SOURCES if not s.startswith("\ufeff")] + [

@@ -584,14 +584,12 @@ class _Collector(ast.NodeVisitor):
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST) and not isinstance(value, _SKIPPED):
-                self.visit(value)
+        for child in syntax.children(node):
+            self.visit(child)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """Nothing to record (``NodeVisitor``'s own looks for the visitors of Python
+        2-era node types, at every constant)."""
 
     def __init__(self, facts: MaybeTensors) -> None:
         self.facts = facts
@@ -864,9 +862,6 @@ _TRACKED_LIBRARIES = frozenset({"torch", "math", "numpy"})
 _DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
 _ORDER_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 #: Leaves with nothing to collect.
-_SKIPPED = (ast.expr_context, ast.Constant, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
-
-
 def _never_an_array(how: str, value: ast.AST | None) -> bool:
     """Whether a binding certainly binds no array: a literal (``out = {}``), or an element
     of a literal of literals (``out, buf = {}, {}``)."""

@@ -255,7 +255,10 @@ class _Scanner:
 
     def looks_for(self, signals: Signal, state: int) -> bool:
         """Whether finding any of ``signals`` in this state could still matter."""
-        return bool(signals & (self.wanted if state == _HOT else self.cold_wanted))
+        # On the flags' integer values: Flag's own `&` costs a call of Python code, and
+        # this is asked at every expression.
+        return bool(signals._value_ & (self.wanted._value_ if state == _HOT
+                                       else self.cold_wanted._value_))
 
     def signal(self, signal: Signal, state: int) -> None:
         new_hot = state == _HOT and signal not in self.hot
