@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import (
     BatchableMetadataProvider,
     CodeRange,
@@ -62,6 +63,7 @@ class Metadata:
         self.source = source
         self._accesses: dict[int, Access] | None = None
         self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
+        self._statement_lines: dict[int, dict[int, int]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -175,21 +177,72 @@ class Metadata:
         if anchor is None:  # the module, its header ...
             rng = self.positions[node]
             return rng.start.line, rng.start.column, rng.end.line, rng.end.column
-        ranges = self._statement_positions.get(id(anchor))
-        if ranges is None:
-            # A statement of a class body is rendered in a class of one line, `class _:`,
-            # with the class's own block: its lines keep their indentation.
-            statement = anchor if cls is None else cst.ClassDef(
-                name=cst.Name("_"), body=cls.body.with_changes(  # type: ignore[attr-defined]
-                    body=[anchor], footer=()))
-            ranges = _positions(cst.Module(
-                body=[statement], header=(), footer=(),  # type: ignore[list-item]
-                default_indent=self.module.default_indent,
-                default_newline=self.module.default_newline))
-            self._statement_positions[id(anchor)] = ranges
         shift = self._first_lines[id(anchor)] - (0 if cls is None else 1)
+        inner = self._innermost_statement(node, anchor) if _KNOWN_LIBCST else anchor
+        if inner is not anchor:
+            # A statement inside the anchor (a function's, usually) is rendered alone,
+            # in an `if _:` block indented as it is: its lines come from a plain
+            # rendering of the anchor, which costs a third of the positions of all of it.
+            ranges = self._statement_positions.get(id(inner))
+            if ranges is None:
+                ranges = self._statement_positions[id(inner)] = self._render(cst.If(
+                    test=cst.Name("_"), body=cst.IndentedBlock(
+                        body=[inner], indent=self._indentation(inner))))  # type: ignore
+            shift += self._rendered_lines(anchor, cls)[id(inner)] - 2
+        else:
+            ranges = self._statement_positions.get(id(anchor))
+            if ranges is None:
+                ranges = self._statement_positions[id(anchor)] = self._render(
+                    self._rendered_anchor(anchor, cls))
         rng = ranges[node]
         return rng.start.line + shift, rng.start.column, rng.end.line + shift, rng.end.column
+
+    def _rendered_anchor(self, anchor: cst.CSTNode, cls: cst.ClassDef | None) -> cst.CSTNode:
+        """What is rendered for a statement's positions: itself, or, in a class body, a
+        class of one line, `class _:`, with the class's own block, so that its lines keep
+        their indentation."""
+        if cls is None:
+            return anchor
+        return cst.ClassDef(name=cst.Name("_"), body=cls.body.with_changes(
+            body=[anchor], footer=()))
+
+    def _render(self, statement: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
+        return _positions(cst.Module(
+            body=[statement], header=(), footer=(),  # type: ignore[list-item]
+            default_indent=self.module.default_indent,
+            default_newline=self.module.default_newline))
+
+    def _innermost_statement(self, node: cst.CSTNode, anchor: cst.CSTNode) -> cst.CSTNode:
+        """The statement nearest ``node`` (itself, or an ancestor) inside ``anchor``; for
+        an ``elif`` (an ``If`` in another's ``orelse``, which renders as ``if`` alone), the
+        ``if`` that starts the chain."""
+        current: cst.CSTNode | None = node
+        while current is not None and current is not anchor:
+            if isinstance(current, cst.BaseStatement):
+                parent = self.parents.get(current)
+                while isinstance(current, cst.If) and isinstance(parent, cst.If):
+                    current, parent = parent, self.parents.get(parent)
+                return current  # type: ignore[return-value]
+            current = self.parents.get(current)
+        return anchor
+
+    def _indentation(self, statement: cst.CSTNode) -> str:
+        """The whole indentation of a statement: the indents of the blocks around it."""
+        indents = [block.indent if block.indent is not None else self.module.default_indent
+                   for block in self.ancestors(statement) if isinstance(block, cst.IndentedBlock)]
+        return "".join(reversed(indents))
+
+    def _rendered_lines(self, anchor: cst.CSTNode, cls: cst.ClassDef | None) -> dict[int, int]:
+        """The line (1-based) where each statement of ``anchor`` starts (its leading
+        lines first) in the rendering of :meth:`_rendered_anchor`."""
+        found = self._statement_lines.get(id(anchor))
+        if found is None:
+            state = _StatementLines(default_indent=self.module.default_indent,
+                                    default_newline=self.module.default_newline)
+            cst.Module(body=[self._rendered_anchor(anchor, cls)],  # type: ignore[list-item]
+                       header=(), footer=())._codegen(state)
+            found = self._statement_lines[id(anchor)] = state.lines
+        return found
 
     def _anchor(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, cst.ClassDef | None]:
         """The statement to render for ``node``'s position, and the top-level class whose
@@ -546,6 +599,27 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
+
+
+class _StatementLines(CodegenState):
+    """A plain rendering that notes the line where each statement starts."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.line = 1
+        self.lines: dict[int, int] = {}
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            self.line += len(_NEWLINES.findall(value))
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.BaseStatement):
+            self.lines[id(node)] = self.line
+
+
+_NEWLINES = re.compile(r"\r\n?|\n")
 
 
 class _TreeIndex:
