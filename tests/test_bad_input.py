@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 import nosync_fix
+import nosync_fix.engine as engine
 import nosync_fix.files as files
-import nosync_fix.runner as runner
 from nosync_fix import fix_code
 from nosync_fix.cli import main
 
@@ -208,7 +208,7 @@ def test_file_modified_during_the_run(project: Path, good: Path, monkeypatch) ->
     path = project / "edited.py"
     path.write_text(TRAIN)
     edited = TRAIN + "# the user typed this while nosync-fix was running\n"
-    real = runner.process_source
+    real = engine.process_source
 
     def process_then_edit(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
         result = real(source, filename, *args, **kwargs)
@@ -216,7 +216,7 @@ def test_file_modified_during_the_run(project: Path, good: Path, monkeypatch) ->
             Path(filename).write_text(edited)  # between the read and the write
         return result
 
-    monkeypatch.setattr(runner, "process_source", process_then_edit)
+    monkeypatch.setattr(engine, "process_source", process_then_edit)
     result = invoke("--no-cache", ".")
     assert_one_line_error(result, "edited.py", "changed on disk while nosync-fix was running")
     assert path.read_text() == edited  # the user's edit is not lost

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import nosync_fix
 import nosync_fix.cache as cache_module
-import nosync_fix.runner as runner
+import nosync_fix.engine as engine
 from nosync_fix.cache import Cache
 from nosync_fix.cli import main
 from nosync_fix.config import Settings
@@ -65,7 +65,7 @@ def forbid_analysis(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("a cached file was analysed again")
 
-    monkeypatch.setattr(runner, "process_source", fail)
+    monkeypatch.setattr(engine, "process_source", fail)
 
 
 def entries(folder: Path) -> dict[str, dict]:
@@ -122,13 +122,13 @@ def test_a_cached_fix_is_written(project: Path) -> None:
 def test_entries_are_never_stale(tree: Path, monkeypatch, change: str) -> None:
     invoke("--check", ".")
     calls = []
-    real = runner.process_source
+    real = engine.process_source
 
     def counting(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(Path(filename).name)
         return real(source, filename, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "process_source", counting)
+    monkeypatch.setattr(engine, "process_source", counting)
     args = ["--check", "-j", "1", "."]  # one process, so that the calls are counted here
     if change == "bytes":
         (tree / "train1.py").write_text(TRAIN + "\n# edited\n")
@@ -275,14 +275,14 @@ def test_a_crashing_worker_fails_only_its_file(tree: Path, monkeypatch) -> None:
     for i in range(6):
         (tree / f"extra{i}.py").write_text(TRAIN)
     (tree / "crash.py").write_text(TRAIN)
-    real = runner.process_source
+    real = engine.process_source
 
     def dies_on_crash_py(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
         if filename.endswith("crash.py"):
             os._exit(3)  # as a segfault in native code would end the worker
         return real(source, filename, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "process_source", dies_on_crash_py)
+    monkeypatch.setattr(engine, "process_source", dies_on_crash_py)
     outcomes = run(["."], Settings(), Mode.CHECK, jobs=2)
     by_name = {Path(o.filename).name: o for o in outcomes}
     assert len(by_name) == 13
@@ -303,3 +303,26 @@ def test_entries_of_other_versions_are_dropped(tree: Path, monkeypatch) -> None:
     invoke("--check", ".")
     new = set(entries(tree / ".nosync_cache"))
     assert len(old) == len(new) == 6 and not old & new
+
+
+def test_a_run_answered_from_the_cache_loads_neither_rules_nor_libcst(tree: Path) -> None:
+    """What keeps a cached re-run near instant: choosing rules and keying the cache need
+    only the rules' codes, which the registry knows from its module names."""
+    command = [sys.executable, "-c",
+               "import sys\n"
+               "from nosync_fix.cli import main\n"
+               "try:\n"
+               "    main(['--check', '--exit-zero', '.'])\n"
+               "except SystemExit:\n"
+               "    pass\n"
+               "loaded = [m for m in ('libcst', 'nosync_fix.engine', 'nosync_fix.rules.base')\n"
+               "          if m in sys.modules]\n"
+               "print('loaded:', *loaded, file=sys.stderr)\n"]
+    env = {**os.environ, "NO_COLOR": "1"}
+    first = subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env,
+                           check=True)
+    assert "loaded: libcst nosync_fix.engine nosync_fix.rules.base" in first.stderr
+    second = subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env,
+                            check=True)
+    assert second.stdout == first.stdout and "Found" in second.stdout
+    assert second.stderr.strip().endswith("loaded:")

@@ -101,3 +101,13 @@ def test_fixer_turns_example_into_use_instead(rule) -> None:
     result = fix_code(before_code, select=[rule.code], unsafe_fixes=True, all_paths=True)
     assert result.error is None, result.error
     assert result.fixed == rule.doc_example("Use instead")
+
+
+def test_rule_codes_come_from_module_names_without_importing_them() -> None:
+    from nosync_fix.rules import all_rules, rule_codes, rules_with_codes
+
+    assert rule_codes() == tuple(rule.code for rule in all_rules())
+    for rule in all_rules():
+        assert rule.__module__.rpartition(".")[2].startswith(rule.code.lower() + "_")
+    assert rules_with_codes(("NSY901", "NSY201")) == tuple(
+        rule for rule in all_rules() if rule.code in ("NSY201", "NSY901"))

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .engine import unified_diff
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
 
 CACHE_DIR_NAME = ".nosync_cache"
@@ -278,11 +277,16 @@ def _result(entry: dict[str, Any], filename: str, source: bytes) -> FixResult:
                          encoding=encoding, fixed_bytes=source)
     original = source.decode(encoding)
     fixed = entry["fixed"] if entry["fixed"] is not None else original
+    diff = ""
+    if fixed != original:
+        from .engine import unified_diff  # LibCST comes with the engine: only when needed
+
+        diff = unified_diff(original, fixed, filename)
     return FixResult(
         filename=filename, original=original, fixed=fixed,
         findings=tuple(_finding_from_json(f, filename) for f in entry["findings"]),
         applied=tuple(_finding_from_json(f, filename) for f in entry["applied"]),
-        diff=unified_diff(original, fixed, filename) if fixed != original else "",
+        diff=diff,
         encoding=encoding,
         fixed_bytes=source if fixed == original else fixed.encode(encoding),
     )

@@ -13,7 +13,6 @@ import click
 from . import __version__
 from .cache import Cache, default_folder
 from .config import ConfigError, Settings, find_config, load_settings
-from .engine import process_source
 from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
@@ -236,6 +235,8 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
 
 def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str, color: bool,
                exit_zero: bool) -> int:
+    from .engine import process_source
+
     source = sys.stdin.buffer.read()
     result = process_source(source, filename, settings, fix=mode is not Mode.CHECK,
                             with_edits=output_format in ("json", "sarif"))

@@ -16,14 +16,17 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .rules import Rule, all_rules
+from .rules import rule_codes, rules_with_codes
+
+if TYPE_CHECKING:
+    from .rules import Rule
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist",
@@ -70,17 +73,25 @@ class Settings:
 
     def rules(self) -> tuple[type[Rule], ...]:
         """The selected rules."""
-        return select_rules(self.select + self.extend_select, self.ignore)
+        return rules_with_codes(self.codes())
 
     def rules_for(self, filename: str) -> tuple[type[Rule], ...]:
         """The selected rules minus the per-file ignores that match ``filename``."""
+        return rules_with_codes(self.codes_for(filename))
+
+    def codes(self) -> tuple[str, ...]:
+        """The codes of :meth:`rules` (without importing them)."""
+        return select_codes(self.select + self.extend_select, self.ignore)
+
+    def codes_for(self, filename: str) -> tuple[str, ...]:
+        """The codes of :meth:`rules_for` (without importing them)."""
         ignored: list[str] = []
         for pattern, codes in self.per_file_ignores:
             if _glob_matches(pattern, filename, self.root, Path.cwd()):
                 ignored.extend(codes)
         if not ignored:
-            return self.rules()
-        return select_rules(self.select + self.extend_select, self.ignore + tuple(ignored))
+            return self.codes()
+        return select_codes(self.select + self.extend_select, self.ignore + tuple(ignored))
 
     def is_excluded(self, path: str | Path, walk_root: Path | None = None) -> bool:
         """Whether ``path`` (a file or folder met while walking) matches an exclude pattern.
@@ -113,29 +124,33 @@ def check_selector(selector: str, where: str = "select") -> None:
     """Raise ConfigError unless ``selector`` names at least one rule."""
     if selector.upper() == "ALL":
         return
-    if not any(rule.code.startswith(selector.upper()) for rule in all_rules()):
+    if not any(code.startswith(selector.upper()) for code in rule_codes()):
         raise ConfigError(f"unknown rule code or prefix {selector!r} in {where}")
 
 
 def select_rules(selected: Iterable[str], ignored: Iterable[str]) -> tuple[type[Rule], ...]:
     """The rules ``selected`` picks and ``ignored`` leaves out (ruff's precedence)."""
-    return _select_rules(tuple(s.upper() for s in selected), tuple(s.upper() for s in ignored))
+    return rules_with_codes(select_codes(selected, ignored))
+
+
+def select_codes(selected: Iterable[str], ignored: Iterable[str]) -> tuple[str, ...]:
+    """The codes of :func:`select_rules`."""
+    return _select_codes(tuple(s.upper() for s in selected), tuple(s.upper() for s in ignored))
 
 
 @functools.cache  # asked once per file with the same few selector lists
-def _select_rules(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[type[Rule], ...]:
-
+def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[str, ...]:
     def specificity(selector: str, code: str) -> int:
         if selector == "ALL":
             return 0
         return len(selector) if code.startswith(selector) else -1
 
     chosen = []
-    for rule in all_rules():
-        best_select = max((specificity(s, rule.code) for s in selected), default=-1)
-        best_ignore = max((specificity(s, rule.code) for s in ignored), default=-1)
+    for code in rule_codes():
+        best_select = max((specificity(s, code) for s in selected), default=-1)
+        best_ignore = max((specificity(s, code) for s in ignored), default=-1)
         if best_select >= 0 and best_select > best_ignore:
-            chosen.append(rule)
+            chosen.append(code)
     return tuple(chosen)
 
 

@@ -11,13 +11,15 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 from .cache import Cache, CacheStore
 from .config import Settings
-from .engine import process_source
 from .files import FileProblem, discover, read_source, write_atomic
 from .findings import FileError, FixResult
-from .rules import Rule
+
+if TYPE_CHECKING:
+    from .rules import Rule
 
 
 class Mode(enum.Enum):
@@ -85,6 +87,10 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     done = len(files) - len(pending)
     if progress and done:
         progress(done, len(files))
+    if pending:
+        # Here, before the workers start, so that they inherit it: the engine, the rules
+        # and LibCST, which a run answered from the cache does without.
+        from . import engine  # noqa: F401
     workers = min(max(1, jobs or os.cpu_count() or 1), len(pending))
     if workers > 1:
         # The largest files first, so that the workers end together on small ones
@@ -167,6 +173,8 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         source = read_source(filename)
     except FileProblem as problem:
         return FileOutcome(filename, error=FileError(filename, str(problem), "io")), None
+    from .engine import process_source
+
     fix = mode is not Mode.CHECK
     rules = settings.rules_for(filename)
     with _collecting_garbage_once():
@@ -206,7 +214,7 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     except FileProblem:
         return None  # reported when the file is processed
     fix = mode is not Mode.CHECK
-    key = cache.key(filename, source, _codes(settings.rules_for(filename)), fix, with_edits)
+    key = cache.key(filename, source, settings.codes_for(filename), fix, with_edits)
     result = store.get(key, filename, source)
     if result is None:
         return None
