@@ -204,10 +204,14 @@ def _needs_whole_text(findings: Sequence[Finding], settings: Settings, fix: bool
     if with_edits:
         return any(f.fix is not None for f in findings)
     if fix:
-        allowed = {Applicability.SAFE} | (
-            {Applicability.UNSAFE} if settings.unsafe_fixes else set())
+        allowed = _applicable(settings)
         return any(f.fix is not None and f.fix.applicability in allowed for f in findings)
     return False
+
+
+def _applicable(settings: Settings) -> set[Applicability]:
+    """The fixes that are applied: the safe ones, and with ``--unsafe-fixes`` the unsafe."""
+    return {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
 
 
 def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings: Settings,
@@ -216,7 +220,7 @@ def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings
     module = parse(text)
     current = text
     applied: list[Finding] = []
-    allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if settings.unsafe_fixes else set())
+    allowed = _applicable(settings)
     for pass_number in range(MAX_PASSES + 1):
         analysis, found = _run_rules(module, filename, settings, live, suppressions,
                                      Source(tree))

@@ -861,7 +861,8 @@ _TRACKED_LIBRARIES = frozenset({"torch", "math", "numpy"})
 #: torch predicates the rules take for device conditions whatever their arguments.
 _DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
 _ORDER_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
-#: Leaves with nothing to collect.
+
+
 def _never_an_array(how: str, value: ast.AST | None) -> bool:
     """Whether a binding certainly binds no array: a literal (``out = {}``), or an element
     of a literal of literals (``out, buf = {}, {}``)."""

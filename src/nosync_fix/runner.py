@@ -11,15 +11,12 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import repeat
-from typing import TYPE_CHECKING
 
 from .cache import Cache, CacheStore
 from .config import Settings
 from .files import FileProblem, discover, read_source, write_atomic
 from .findings import FileError, FixResult
-
-if TYPE_CHECKING:
-    from .rules import Rule
+from .rules import rules_with_codes
 
 
 class Mode(enum.Enum):
@@ -176,11 +173,11 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     from .engine import process_source
 
     fix = mode is not Mode.CHECK
-    rules = settings.rules_for(filename)
+    codes = settings.codes_for(filename)
     with _collecting_garbage_once():
         result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
-                                rules=rules)
-    key = cache.key(filename, source, _codes(rules), fix, with_edits) if cache else None
+                                rules=rules_with_codes(codes))
+    key = cache.key(filename, source, codes, fix, with_edits) if cache else None
     return _finish(filename, source, result, mode), key
 
 
@@ -232,7 +229,3 @@ def _finish(filename: str, source: bytes, result: FixResult, mode: Mode) -> File
                                error=FileError(filename, str(problem), "io"))
         return FileOutcome(filename, result=result, written=True)
     return FileOutcome(filename, result=result)
-
-
-def _codes(rules: Sequence[type[Rule]]) -> tuple[str, ...]:
-    return tuple(rule.code for rule in rules)

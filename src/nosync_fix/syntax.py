@@ -39,8 +39,9 @@ def children(node: ast.AST) -> list[ast.AST]:
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node``, itself included, as ``ast.walk`` gives them but in
-    depth-first order (for callers that collect or test, not for those that care)."""
+    """Every node under ``node``, itself included, as ``ast.walk`` gives them but
+    :data:`MARKERS`, in depth-first order (for callers that collect or test, not for
+    those that care about the order)."""
     stack = [node]
     while stack:
         current = stack.pop()

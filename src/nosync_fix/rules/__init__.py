@@ -58,7 +58,7 @@ def all_rules() -> tuple[type[Rule], ...]:
                     and value.code and value.__module__ == module.__name__):
                 if value.code in found and found[value.code] is not value:
                     raise RuntimeError(f"two rules share the code {value.code}")
-                if name != f"{value.code.lower()}_{name.partition('_')[2]}":
+                if not name.startswith(f"{value.code.lower()}_"):
                     raise RuntimeError(f"rule {value.code} is in module {name}, which is not "
                                        f"named after its code")
                 found[value.code] = value
