@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 torch = pytest.importorskip("torch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from read_rules_support import assert_same_tensor, run_fixed  # noqa: E402
+
+from nosync_fix import fix_code  # noqa: E402
 
 SOURCE = """
 import torch
@@ -45,12 +49,33 @@ def test_same_shapes_decide_the_same(pair, identical, dtype) -> None:
     assert_same_tensor(scaled_after, scaled_before)
 
 
-def test_different_shapes_broadcast_or_raise() -> None:
-    """The documented reason the fix is unsafe."""
+def test_different_shapes_decide_as_torch_equal() -> None:
+    """Shapes that broadcast, or do not, give False as torch.equal did (no broadcast, no raise).
+
+    The SDXL form: `not torch.equal(text_input_ids, untruncated_ids)` with ids of different
+    lengths exactly when a prompt is too long.
+    """
     fixed = run_fixed(SOURCE, "NSY504")
-    ones, one = torch.ones(3), torch.ones(1)
-    assert fixed.before["Gate"]()(ones, one)[0] == 0
-    assert fixed.after["Gate"]()(ones, one)[0] == 1  # broadcast: every element equal
-    assert fixed.before["Gate"]()(torch.ones(3), torch.ones(2))[0] == 0
-    with pytest.raises(RuntimeError):
-        fixed.after["Gate"]()(torch.ones(3), torch.ones(2))
+    pairs = [(torch.ones(3), torch.ones(1)), (torch.ones(3), torch.ones(2)),
+             (torch.zeros(2, 0), torch.zeros(0)), (torch.ones(1, 77), torch.ones(1, 80))]
+    for x, reference in pairs:
+        branch_before, scaled_before = fixed.before["Gate"]()(x, reference)
+        branch_after, scaled_after = fixed.after["Gate"]()(x, reference)
+        assert branch_after == branch_before == 0
+        assert_same_tensor(torch.as_tensor(scaled_after), torch.as_tensor(scaled_before))
+
+
+def test_impure_operands_are_reported_not_repeated() -> None:
+    source = """
+import torch
+
+
+class Gate(torch.nn.Module):
+    def forward(self, x: torch.Tensor, noise: torch.Tensor):
+        return x * torch.equal(torch.randn_like(x), noise)
+"""
+    result = fix_code(textwrap.dedent(source), select=["NSY504"], unsafe_fixes=True,
+                      all_paths=True)
+    assert result.fixed == textwrap.dedent(source)
+    assert [f.code for f in result.findings] == ["NSY504"]
+    assert "not pure" in result.findings[0].message

@@ -8,7 +8,7 @@ from ..analysis import Kind
 from ..analysis.base import positional_args
 from ..prefilter import Signal
 from ..rewrite import Rewrite
-from ._helpers import method_call, short
+from ._helpers import method_call, parenthesized, short
 from ._owners import owner
 from ._scalars import TENSOR_ARITHMETIC, is_model_argument
 from .base import Rule
@@ -22,8 +22,10 @@ class EqualOnDevice(Rule):
     ## What it does
     Finds `torch.equal(a, b)` and `a.equal(b)` on hot paths and, where the result
     is only used as a truth value (the test of an `if`, `while` or conditional
-    expression) or in tensor arithmetic, replaces it with `(a == b).all()`: a bool
-    tensor that stays on the device. Other uses are reported without a fix.
+    expression) or in tensor arithmetic, replaces it with
+    `a.shape == b.shape and (a == b).all()`: the shapes are compared on the host
+    (they are known without a wait), the elements on the device. Other uses are
+    reported without a fix.
 
     ## Why is this slow?
     `torch.equal` returns a Python bool: the host waits for the device to compare
@@ -52,25 +54,29 @@ class EqualOnDevice(Rule):
     scores = torch.tensor([0.5, 0.25, 0.25])
     for step in range(3):
         pred = torch.tensor([1, 2, step + 1])
-        bonus = scores * (pred == target).all()
+        bonus = scores * (pred.shape == target.shape and (pred == target).all())
     print(bonus)
     ```
 
     ## Fix safety
-    Unsafe: `torch.equal` is False for tensors of different shapes, while `a == b`
-    broadcasts them (a shape `[1]` tensor equal to every element of the other
-    gives True) or raises when they cannot broadcast. For tensors of one shape
-    the two agree, NaN included (never equal), across dtypes (both compare the
-    values). In arithmetic the bool tensor acts as the Python bool did: a 0-dim
-    bool never widens the other operand's dtype.
+    Unsafe, although the result decides as `torch.equal` did on every input:
+    tensors of different shapes give False without comparing elements (`a == b`
+    alone would broadcast a shape `[1]` tensor, or raise), and for one shape the
+    two agree, NaN included (never equal), across dtypes (both compare the
+    values). In arithmetic the result acts as the Python bool did: False, or a
+    0-dim bool tensor, which never widens the other operand's dtype. The fix is
+    marked unsafe because the result is now a tensor, not a `bool`: code that
+    stores it, or tests `is True`, sees the difference. Operands are repeated in
+    the fix, so it is offered only where they are pure (no call with side
+    effects, no random draw).
 
     Inside an `assert`, `torch.equal` is left to NSY401, which rewrites the whole
     condition.
 
     ## When not to apply
-    When the shapes may differ (compare `a.shape == b.shape` first, on the host:
-    shapes are known without a wait), or when the host needs the answer anyway
-    (to decide whether to save a checkpoint, for instance).
+    When the tensors live on the CPU (tokenizer output, `.cpu()` results): there
+    is no device to wait for, and nothing is gained. When the host needs the
+    answer anyway (to decide whether to save a checkpoint, for instance).
     """
 
     code = "NSY504"
@@ -89,16 +95,27 @@ class EqualOnDevice(Rule):
         if found == "NSY401":
             return
         message = (f"`{short(node)}` waits for the device and breaks a compiled graph: "
-                   "compare with `(a == b).all()` on the device")
+                   "compare the shapes on the host and the elements on the device")
         in_test = found == "NSY101" and self._directly_in_test(node)
         if not in_test and not self._in_arithmetic(node):
             self.report(node, message + " (no automatic fix: the result is used as a Python "
                                         "bool here)")
             return
+        if not all(self.analysis.effects.is_pure(o) for o in operands):
+            self.report(node, message + " (no automatic fix: the operands would be evaluated "
+                                        "twice, and they are not pure; compare their shapes "
+                                        "first: `a.shape == b.shape and (a == b).all()`)")
+            return
         left, right = (_loose(o) for o in operands)
+        shapes = [cst.Attribute(parenthesized(o), cst.Name("shape")) for o in operands]
+        same_shape = cst.Comparison(shapes[0], [cst.ComparisonTarget(cst.Equal(), shapes[1])])
         equal = cst.Comparison(left, [cst.ComparisonTarget(cst.Equal(), right)])
-        new = method_call(equal, "all")
-        rewrite = Rewrite("Compare on the device with `(a == b).all()`").unsafe()
+        new: cst.BaseExpression = cst.BooleanOperation(same_shape, cst.And(),
+                                                       method_call(equal, "all"))
+        parent = self.md.parent(node)
+        if not (isinstance(parent, (cst.If, cst.While)) and parent.test is node):
+            new = parenthesized(new)
+        rewrite = Rewrite("Compare the shapes on the host and the elements on the device").unsafe()
         self.report(node, message, rewrite.replace(node, new))
 
     def _operands(self, node: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
