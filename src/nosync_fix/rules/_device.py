@@ -42,6 +42,11 @@ _FLOAT_TORCH = frozenset({
     "torch.logsumexp", "torch.linalg.norm", "torch.linalg.vector_norm",
     "torch.linalg.matrix_norm", "torch.nn.utils.clip_grad_norm_",
     "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.get_total_norm",
+    *(f"torch.nn.functional.{loss}" for loss in (
+        "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+        "mse_loss", "l1_loss", "nll_loss", "kl_div", "smooth_l1_loss", "huber_loss",
+        "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss",
+    )),
 })
 
 #: Methods that allocate a new tensor for their result (never a view, never ``self``).
@@ -202,7 +207,40 @@ def _call_family(analysis: ModuleAnalysis, call: cst.Call, seen: frozenset[int])
         return None
     if _is_loss_module_call(analysis, call):
         return "float"
-    return None
+    return _local_function_family(analysis, call, seen)
+
+
+def _local_function_family(analysis: ModuleAnalysis, call: cst.Call,
+                           seen: frozenset[int]) -> str | None:
+    """The family every ``return`` of a function of this module gives, when they agree
+    (``def loss_function(...): ...; return bce + kld`` is float)."""
+    definition = analysis.tensors._local_definition(call.func)
+    if not isinstance(definition, cst.FunctionDef) or id(definition) in seen:
+        return None
+    returns = _own_returns(definition)
+    if not returns or any(r.value is None for r in returns):
+        return None
+    families = {dtype_family(analysis, r.value, seen | {id(definition)})  # type: ignore[arg-type]
+                for r in returns}
+    return families.pop() if len(families) == 1 else None
+
+
+def _own_returns(function: cst.FunctionDef) -> list[cst.Return]:
+    """The ``return`` statements of ``function`` itself, not of functions nested in it."""
+    found: list[cst.Return] = []
+
+    class Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+    function.visit(Returns())
+    return found
 
 
 _DTYPE_FAMILIES = {
