@@ -24,12 +24,12 @@ def train(model, loader, optimizer, stats, pbar):
         output = model(images)
         loss = F.cross_entropy(output, target)
         acc1 = (output.argmax(1) == target).float().mean() * 100
-        losses.update(loss.detach(), images.size(0))
+        losses.update(loss.item(), images.size(0))
         steps.update(loss.detach())
         smooth.update(loss.item())
         stats.update(acc1.item())
         pbar.update(int((target > 0).sum()))
-        losses.update(output[0, 0].detach().clone())
+        losses.update(output[0, 0].item())
     print(losses.sum / losses.count)
 
 

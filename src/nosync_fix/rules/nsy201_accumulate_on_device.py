@@ -124,8 +124,12 @@ class AccumulateOnDevice(Rule):
     device, but everything the meter keeps (`val`, `sum`, `avg`) becomes a
     tensor. Formatting with a format spec (`f"{meter.avg:.3f}"`) prints the
     same, but `print(meter.avg)` shows `tensor(...)`, comparisons return
-    tensors, and JSON or `torch.save` receive tensors. Check the meter class
-    before accepting the fix.
+    tensors, and JSON or `torch.save` receive tensors. The fix is therefore
+    offered only for a meter made in the same function whose every other use is
+    `update`/`reset` or a number format of what it keeps (`{m.avg:.3f}`, with
+    arithmetic in between); a meter that is returned, passed on, printed or put
+    in a dict (`OrderedDict([("loss", m.avg)])`, then a CSV file or a tracker)
+    is reported instead. Check the meter class before accepting the fix.
 
     An accumulator that is already a tensor (`total = torch.zeros((), device=d)`,
     `buf[0] += loss.item()`) only loses the read: `total += loss.detach()`. That
@@ -183,6 +187,13 @@ class AccumulateOnDevice(Rule):
         reads = [r for arg in node.args for r in self._reads(arg.value)]
         if not reads or not all(self._device_compatible(a.value, self._reads(a.value))
                                 for a in node.args if self._reads(a.value)):
+            return
+        escape = self._meter_escape(func.value)
+        if escape is not None:
+            self.report(node, f"`{short(node)}` reads the device every step (no automatic fix: "
+                              f"{escape}, and the meter would then hand on tensors, not "
+                              "numbers; keep a device sum beside it and update the meter "
+                              "once per epoch)")
             return
         rewrite = Rewrite(f"Pass `{short(func.value)}` detached tensors; it sums on the "
                           "device and what it keeps becomes tensors").unsafe()
@@ -404,6 +415,52 @@ class AccumulateOnDevice(Rule):
         visit(increment, checker)
         return checker.ok
 
+    def _meter_escape(self, receiver: cst.BaseExpression) -> str | None:
+        """Why what the meter keeps may leave it as a value (a file, JSON, a logger, a
+        caller), or None when every use is seen and only formats it as a number.
+
+        The fix makes the meter hold tensors: `f"{m.avg:.3f}"` prints the same, while
+        `print(m.avg)`, `OrderedDict(loss=m.avg)` or `return m` hand on `tensor(...)`.
+        """
+        if not isinstance(receiver, cst.Name):
+            return f"`{short(receiver)}` is not a local name, so its uses cannot be seen"
+        access = self.md.access(receiver)
+        scope = self.md.scope(receiver)
+        if access is None or scope is None or not access.referents or any(
+                not isinstance(r, Assignment) or not isinstance(r.node, cst.Name)
+                or isinstance(self.md.parent(r.node), cst.Param) for r in access.referents):
+            return f"`{receiver.value}` is not made in this function, so its uses cannot be seen"
+        referents = {id(r) for r in access.referents}
+        for other in scope.accesses[receiver.value]:
+            if not {id(r) for r in other.referents} & referents:
+                continue
+            reason = self._meter_use_escapes(other.node)
+            if reason is not None:
+                return reason
+        return None
+
+    def _meter_use_escapes(self, use: cst.CSTNode) -> str | None:
+        attribute = self.md.parent(use)
+        if not isinstance(attribute, cst.Attribute) or attribute.value is not use:
+            return f"`{short(self.md.statement_of(use) or use)}` hands the meter on"
+        call = self.md.parent(attribute)
+        if isinstance(call, cst.Call) and call.func is attribute:
+            if attribute.attr.value in ("update", "reset"):
+                return None
+            return f"`{short(call)}` may hand on what the meter keeps"
+        # A value read from the meter must end in a number format (`{m.avg:.3f}`),
+        # through arithmetic only.
+        child: cst.CSTNode = attribute
+        for ancestor in self.md.ancestors(attribute):
+            if isinstance(ancestor, cst.FormattedStringExpression):
+                if ancestor.format_spec and _numeric_spec(self.md.code(ancestor.format_spec[-1])):
+                    return None
+                break
+            if not isinstance(ancestor, (cst.BinaryOperation, cst.UnaryOperation)):
+                break
+            child = ancestor
+        return f"`{short(child)}` is used as a value, not only formatted as a number"
+
     def _is_meter(self, receiver: cst.BaseExpression) -> bool:
         """An AverageMeter-like object: a local class with `update`, a `*Meter` class, or a
         name that says meter."""
@@ -527,3 +584,8 @@ class _ArithmeticChecker(cst.CSTVisitor):
         if isinstance(node, cst.BaseExpression):
             self.ok = False
         return False
+
+
+def _numeric_spec(spec: str) -> bool:
+    """A format spec that prints a number the same from a 0-dim tensor (`.3f`, `6.2e`, `%`)."""
+    return bool(re.fullmatch(r"[^{}]*[eEfFgG%]", spec))
