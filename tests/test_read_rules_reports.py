@@ -75,6 +75,15 @@ def test_synchronize_messages_tell_timing_apart() -> None:
     assert "nothing here measures time: remove it" in plain.message
 
 
+def test_synchronize_messages_fit_periodic_and_distributed_code() -> None:
+    source = (GOLDEN / "NSY901" / "periodic_and_distributed.in.py").read_text(encoding="utf-8")
+    periodic, distributed = _findings(source, ["NSY901"])
+    assert "whenever it runs" in periodic.message and "every step" not in periodic.message
+    assert "every step" in distributed.message
+    assert "may order work with other processes" in distributed.message
+    assert "nothing here measures time: remove it" not in distributed.message
+
+
 def test_shape_messages_name_the_alternative() -> None:
     findings = _findings("""
         import torch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.base import call_name, visit
+from ..analysis.base import call_name, visit, walk
 from ..prefilter import Signal
 from ._helpers import short
 from .base import Rule
@@ -93,16 +93,41 @@ class ExplicitSynchronize(Rule):
         if self.analysis.hot.reason(node) is None:
             return  # once, outside the training loop: harmless
         what = short(node)
+        when = "whenever it runs" if self._periodic(node) else "on every step"
         if self._times(node):
-            message = (f"`{what}` makes the host wait for the device on every step; it is "
+            message = (f"`{what}` makes the host wait for the device {when}; it is "
                        "legitimate here only if it makes the timing around it correct; "
                        "cheaper: record `torch.cuda.Event(enable_timing=True)` pairs and "
                        "synchronize once after the loop, or use `torch.profiler`")
+        elif self._beside_collectives(node):
+            message = (f"`{what}` makes the host wait for the device {when}; it sits beside "
+                       "`torch.distributed` calls, where it may order work with other "
+                       "processes: keep it if a collective or another process depends on it, "
+                       "remove it otherwise")
         else:
-            message = (f"`{what}` makes the host wait for the device on every step, and "
+            message = (f"`{what}` makes the host wait for the device {when}, and "
                        "nothing here measures time: remove it (work on a stream already "
                        "runs in order)")
         self.report(node, message)
+
+    def _periodic(self, node: cst.Call) -> bool:
+        """Under an ``if`` inside the loop whose test takes a remainder (``step % 100 == 0``)."""
+        loop = self.analysis.loops.enclosing_loop(node)
+        for ancestor in self.md.ancestors(node):
+            if ancestor is loop or isinstance(ancestor, cst.FunctionDef):
+                return False
+            if isinstance(ancestor, cst.If) and any(
+                    isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+                    for n, _ in walk(ancestor.test)):
+                return True
+        return False
+
+    def _beside_collectives(self, node: cst.Call) -> bool:
+        """Whether the enclosing function calls ``torch.distributed`` (a barrier, a collective)."""
+        region = self.md.enclosing_function(node) or self.md.module
+        return any(isinstance(n, cst.Call) and any(
+            q.startswith("torch.distributed.") for q in self.md.qualified_names(n.func))
+            for n, _ in walk(region))
 
     def _times(self, node: cst.Call) -> bool:
         """Whether the loop (or function) around ``node`` reads a clock or CUDA events."""
@@ -125,3 +150,4 @@ class _TimerFinder(cst.CSTVisitor):
         ):
             self.found = True
         return not self.found
+
