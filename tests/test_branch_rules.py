@@ -49,7 +49,7 @@ def test_proven_where_is_safe() -> None:
     ("y = x.float()\nif torch.isnan(y).any():\n    y = torch.zeros_like(y)\nreturn y",
      "depends on different tensors"),
     ("if x.sum() > 0:\n    x = x * 0.5\nreturn x",
-     "may differ in shape or dtype"),
+     "`x` is not known to be a floating-point tensor"),
     ("y = x.float()\nif y.sum() > 0:\n    y = y * 2\ny.add_(1)\nreturn y",
      "updated in place"),
     ("if t.item() > 0:\n    x = x + 1\nreturn x",
@@ -65,7 +65,8 @@ def test_each_edge_makes_the_fix_unsafe(body: str, reason: str) -> None:
 @pytest.mark.parametrize(("body", "reason"), [
     ("s = 0.0\nif x.sum() > 0:\n    s = x.sum()\nreturn s", "may not hold a tensor"),
     ("if x.sum() > 0:\n    y = x * 2\nreturn y", "not assigned before"),
-    ("if k > 1 and x.sum() > 0:\n    x = x * 2\nreturn x", "mixes host and device"),
+    ("if x.sum() > 0 and k > 1:\n    x = x * 2\nreturn x", "mixes host and device"),
+    ("if k > 1 or x.sum() > 0:\n    x = x * 2\nreturn x", "mixes host and device"),
     ("m = x > 0\nif x.sum() > 0:\n    m = x * 2.0\nreturn m", "bool or a float"),
     ("y = t.long()\nz = x.float()\nif x.sum() > 0:\n    z = y\nreturn z",
      "a float or an int tensor"),
