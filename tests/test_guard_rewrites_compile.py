@@ -115,3 +115,43 @@ def test_bart_float16_guard() -> None:
         x = torch.randn(2, 8)
         assert _same_bits(rewritten32(x), original32(x))
         assert _breaks(rewritten32, x) == 0
+
+
+VALIDATION = textwrap.dedent("""
+    import torch
+
+
+    def check(x: torch.Tensor) -> torch.Tensor:
+        h = x * 2
+        if (h < 0).any():
+            raise ValueError("x must be non-negative")
+        if not torch.isfinite(h).all():
+            raise ValueError("x must be finite")
+        return h.sqrt()
+""")
+
+
+def test_validation_guard() -> None:
+    fixed = fix_code(VALIDATION, select=["NSY401"], unsafe_fixes=True, all_paths=True)
+    assert fixed.error is None
+    assert 'torch._assert_async(~(h < 0).any(), "x must be non-negative")' in fixed.fixed
+    assert 'torch._assert_async(torch.isfinite(h).all(), "x must be finite")' in fixed.fixed
+    original = _namespace(VALIDATION)["check"]
+    rewritten = _namespace(fixed.fixed)["check"]
+    good = [torch.linspace(0, 1, 8), torch.linspace(2, 3, 8), torch.zeros(8)]
+    assert _breaks(original, good[0]) > _breaks(rewritten, good[0]) == 0
+    inputs = [(good[i % 3],) for i in range(20)]
+    graphs, outputs = _graphs_over_calls(rewritten, inputs)
+    assert graphs == 1
+    for (x,), out in zip(inputs, outputs, strict=True):
+        assert torch.equal(rewritten(x), original(x)) and torch.equal(out, original(x))
+    compiled = torch.compile(rewritten, backend="aot_eager")
+    for bad, message in ((torch.tensor([1.0, -1.0]), "non-negative"),
+                         (torch.tensor([1.0, float("inf")]), "finite"),
+                         (torch.tensor([float("nan")]), "finite")):
+        with pytest.raises(ValueError, match=message):
+            original(bad)
+        with pytest.raises(RuntimeError, match=message):  # the page's documented change
+            rewritten(bad)
+        with pytest.raises(RuntimeError, match=message):
+            compiled(bad)

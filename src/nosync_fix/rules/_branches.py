@@ -141,6 +141,8 @@ def judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     chain = chain_at(analysis, node)
     if chain is None or _deliberate(analysis, chain) or _running_extreme(analysis, chain):
         return None
+    if _raised(chain) is not None:
+        return None  # a validation guard: NSY401's (see validation_guard)
     facts = _BodyFacts.of(analysis, chain.bodies())
     what = f"`{header(chain.start)}` branches on a device value ({_COST})"
     guarded = _guarded_plan(analysis, chain)
@@ -200,6 +202,80 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
                                            strip_parens(node.orelse)))
     return Verdict(WHERE, f"{what}; select with torch.where{_unsafe_note(reasons)}",
                    rewrite.unsafe() if reasons else rewrite)
+
+
+def _raised(chain: Chain) -> cst.BaseExpression | None:
+    """``X(...)`` of ``if <device test>: raise X(...)`` (no ``elif``/``else``, nothing else
+    in the branch): a validation guard."""
+    if len(chain.links) > 1 or chain.orelse is not None or chain.is_elif:
+        return None
+    items = _items(chain.start.body)
+    if len(items) != 1 or not isinstance(items[0], cst.Raise) or items[0].exc is None or (
+        items[0].cause is not None
+    ):
+        return None
+    return items[0].exc
+
+
+def validation_guard(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
+    """``if <device test>: raise X("msg")`` → ``torch._assert_async(~<test>, "msg")``.
+
+    NSY401's: the same idiom as for ``assert``. Always unsafe: the exception becomes a
+    RuntimeError (a device-side assert on CUDA, raised at a later call); the message is
+    kept only when it is a string literal (it is built on every call otherwise).
+    """
+    chain = chain_at(analysis, node)
+    if chain is None or _deliberate(analysis, chain):
+        return None
+    exc = _raised(chain)
+    if exc is None:
+        return None
+    condition = chain.condition
+    what = (f"`{header(chain.start)}` checks a device value before raising ({_COST}); "
+            "check it on the device with `torch._assert_async`")
+    if condition.tensor is None:
+        return Verdict("NSY401", f"{what} (no automatic fix: {condition.why_not})")
+    call = strip_parens(exc)
+    args = call.args if isinstance(call, cst.Call) else ()
+    message = args[0].value if len(args) == 1 and args[0].keyword is None and not (
+        args[0].star) else None
+    if not args and isinstance(call, (cst.Name, cst.Attribute, cst.Call)):
+        name = code_of(call.func if isinstance(call, cst.Call) else call)
+        message = cst.SimpleString(f'"{name}"') if name.replace(".", "").isidentifier() else None
+    if message is None or not _string_literal(message):
+        return Verdict("NSY401", f"{what} (no automatic fix: the exception's message is not "
+                                 "one string literal, and `_assert_async` would build it on "
+                                 "every call)")
+    test = condition.tensor
+    bare = strip_parens(test)
+    if isinstance(bare, cst.UnaryOperation) and isinstance(bare.operator, cst.BitInvert):
+        holds = strip_parens(bare.expression)
+    else:
+        holds = cst.UnaryOperation(cst.BitInvert(), _parenthesized(test))
+    torch, rewrite = torch_ref(analysis, Rewrite(
+        "Check the condition on the device with `torch._assert_async`").unsafe())
+    check = cst.Call(cst.Attribute(cst.Name(torch), cst.Name("_assert_async")),
+                     [cst.Arg(holds), cst.Arg(message)])
+    line = cst.SimpleStatementLine([cst.Expr(check)], leading_lines=chain.start.leading_lines)
+    rewrite = rewrite.replace(chain.start, line)
+    kind = code_of(call.func if isinstance(call, cst.Call) else call)
+    reasons = [f"a failure raises RuntimeError, not `{kind}`, and on CUDA only at a later "
+               "call, leaving the CUDA context unusable", *condition.all_reasons]
+    return Verdict("NSY401", f"{what}{_unsafe_note(reasons)}", rewrite)
+
+
+def _string_literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        return "b" not in expr.prefix.lower()
+    if isinstance(expr, cst.ConcatenatedString):
+        return _string_literal(expr.left) and _string_literal(expr.right)  # type: ignore
+    return False
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if expr.lpar or isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _deliberate(analysis: ModuleAnalysis, chain: Chain) -> bool:
@@ -399,6 +475,35 @@ class _CallNames(cst.CSTVisitor):
             self.names.add(func.value)
 
 
+def _module_state(chain: Chain) -> list[str]:
+    """The attributes of ``self`` a chain assigns or (re-)registers as buffers."""
+    finder = _StateFinder()
+    for body in chain.bodies():
+        visit(body, finder)
+    return list(dict.fromkeys(finder.names))
+
+
+class _StateFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and (
+            target.value.value == "self"
+        ):
+            self.names.append(target.attr.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in (
+            "register_buffer", "register_parameter"
+        ) and isinstance(func.value, cst.Name) and func.value.value == "self" and node.args and (
+            isinstance(node.args[0].value, cst.SimpleString)
+        ):
+            self.names.append(str(node.args[0].value.evaluated_value))
+
+
 def _idiom(chain: Chain, facts: _BodyFacts) -> str:
     """The sync-free idiom that fits what the branch does."""
     guard = chain.condition.host_guard
@@ -430,6 +535,17 @@ def _idiom_for(chain: Chain, facts: _BodyFacts) -> str:
     if Effect.RNG in facts.effect:
         return ("The branch draws random numbers: evaluating it on every path would shift the "
                 "random stream. Keep the branch, or decide on the host less often.")
+    state = _module_state(chain)
+    if state:
+        names = ", ".join(f"`self.{n}`" for n in state[:3])
+        return (f"The branch changes module state ({names}). A masked in-place update "
+                "`self.buf.copy_(torch.where(cond, a, b))` keeps the buffer object, but it "
+                "writes through every alias of the buffer: if `__init__` stores the same "
+                "tensor under another name (`self.original_inv_freq = self.inv_freq`), the "
+                "copy overwrites that "
+                "source too. Clone the source in `__init__` first, or select the value per "
+                "call with `torch.where(cond, a, b)` without storing it; host-only setup in "
+                "the branch (`if not hasattr(...)`) must stay host code.")
     if Effect.INPLACE in facts.effect:
         return ("Mask the update instead of branching: `t.copy_(torch.where(cond, new, t))`, or "
                 "scale the update by the condition.")

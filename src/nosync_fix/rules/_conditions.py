@@ -613,6 +613,8 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
         func = expr.func
         if isinstance(func, cst.Attribute) and tensor_kind(analysis, func.value) is Kind.TENSOR:
             method = func.attr.value
+            if method in ("any", "all", "isnan", "isinf", "isfinite", "logical_not"):
+                return "bool"
             if method in _DTYPE_KEEPING and (method not in ("max", "min") or not expr.args):
                 return dtype_class(analysis, func.value, seen, _assumed)
             if method in ("sum", "prod") and not expr.args:
