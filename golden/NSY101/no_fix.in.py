@@ -16,7 +16,7 @@ def unbound(x: torch.Tensor):
 
 
 def mixed(x: torch.Tensor, step: int):
-    if step > 10 and x.sum() > 0:
+    if x.sum() > 0 and step > 10:  # device first: `and` may skip the host part
         x = x * 2
     return x
 

@@ -19,6 +19,7 @@ left alone here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -33,6 +34,7 @@ from ._conditions import (
     dtype_class,
     expression_effect,
     mentions_nan_check,
+    proven_float,
     tensor_kind,
 )
 from ._helpers import code_of, method_call, short, torch_ref
@@ -139,8 +141,13 @@ def judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     chain = chain_at(analysis, node)
     if chain is None or _deliberate(analysis, chain) or _running_extreme(analysis, chain):
         return None
+    if _raised(chain) is not None:
+        return None  # a validation guard: NSY401's (see validation_guard)
     facts = _BodyFacts.of(analysis, chain.bodies())
     what = f"`{header(chain.start)}` branches on a device value ({_COST})"
+    guarded = _guarded_plan(analysis, chain)
+    if guarded is not None:
+        return Verdict(WHERE, f"{what}; {guarded.summary}", guarded.rewrite)
     if facts.blocking:
         cond = _cond_plan(analysis, chain, facts) if facts.only_final_returns else None
         if cond is not None and cond.rewrite is not None:
@@ -195,6 +202,80 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
                                            strip_parens(node.orelse)))
     return Verdict(WHERE, f"{what}; select with torch.where{_unsafe_note(reasons)}",
                    rewrite.unsafe() if reasons else rewrite)
+
+
+def _raised(chain: Chain) -> cst.BaseExpression | None:
+    """``X(...)`` of ``if <device test>: raise X(...)`` (no ``elif``/``else``, nothing else
+    in the branch): a validation guard."""
+    if len(chain.links) > 1 or chain.orelse is not None or chain.is_elif:
+        return None
+    items = _items(chain.start.body)
+    if len(items) != 1 or not isinstance(items[0], cst.Raise) or items[0].exc is None or (
+        items[0].cause is not None
+    ):
+        return None
+    return items[0].exc
+
+
+def validation_guard(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
+    """``if <device test>: raise X("msg")`` → ``torch._assert_async(~<test>, "msg")``.
+
+    NSY401's: the same idiom as for ``assert``. Always unsafe: the exception becomes a
+    RuntimeError (a device-side assert on CUDA, raised at a later call); the message is
+    kept only when it is a string literal (it is built on every call otherwise).
+    """
+    chain = chain_at(analysis, node)
+    if chain is None or _deliberate(analysis, chain):
+        return None
+    exc = _raised(chain)
+    if exc is None:
+        return None
+    condition = chain.condition
+    what = (f"`{header(chain.start)}` checks a device value before raising ({_COST}); "
+            "check it on the device with `torch._assert_async`")
+    if condition.tensor is None:
+        return Verdict("NSY401", f"{what} (no automatic fix: {condition.why_not})")
+    call = strip_parens(exc)
+    args = call.args if isinstance(call, cst.Call) else ()
+    message = args[0].value if len(args) == 1 and args[0].keyword is None and not (
+        args[0].star) else None
+    if not args and isinstance(call, (cst.Name, cst.Attribute, cst.Call)):
+        name = code_of(call.func if isinstance(call, cst.Call) else call)
+        message = cst.SimpleString(f'"{name}"') if name.replace(".", "").isidentifier() else None
+    if message is None or not _string_literal(message):
+        return Verdict("NSY401", f"{what} (no automatic fix: the exception's message is not "
+                                 "one string literal, and `_assert_async` would build it on "
+                                 "every call)")
+    test = condition.tensor
+    bare = strip_parens(test)
+    if isinstance(bare, cst.UnaryOperation) and isinstance(bare.operator, cst.BitInvert):
+        holds = strip_parens(bare.expression)
+    else:
+        holds = cst.UnaryOperation(cst.BitInvert(), _parenthesized(test))
+    torch, rewrite = torch_ref(analysis, Rewrite(
+        "Check the condition on the device with `torch._assert_async`").unsafe())
+    check = cst.Call(cst.Attribute(cst.Name(torch), cst.Name("_assert_async")),
+                     [cst.Arg(holds), cst.Arg(message)])
+    line = cst.SimpleStatementLine([cst.Expr(check)], leading_lines=chain.start.leading_lines)
+    rewrite = rewrite.replace(chain.start, line)
+    kind = code_of(call.func if isinstance(call, cst.Call) else call)
+    reasons = [f"a failure raises RuntimeError, not `{kind}`, and on CUDA only at a later "
+               "call, leaving the CUDA context unusable", *condition.all_reasons]
+    return Verdict("NSY401", f"{what}{_unsafe_note(reasons)}", rewrite)
+
+
+def _string_literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        return "b" not in expr.prefix.lower()
+    if isinstance(expr, cst.ConcatenatedString):
+        return _string_literal(expr.left) and _string_literal(expr.right)  # type: ignore
+    return False
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if expr.lpar or isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _deliberate(analysis: ModuleAnalysis, chain: Chain) -> bool:
@@ -370,15 +451,75 @@ class _ControlFinder(cst.CSTVisitor):
         return super().on_visit(node)
 
 
+_STEP_CALLS = frozenset({"zero_grad", "step", "backward", "update", "unscale_"})
+
+
+def _steps_optimizer(chain: Chain) -> bool:
+    """Whether a branch calls ``zero_grad``/``step``/``backward``/``update``: a training step
+    is being skipped or redone, not a tensor repaired."""
+    finder = _CallNames()
+    for body in chain.bodies():
+        visit(body, finder)
+    return bool(finder.names & _STEP_CALLS)
+
+
+class _CallNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            self.names.add(func.attr.value)
+        elif isinstance(func, cst.Name):
+            self.names.add(func.value)
+
+
+def _module_state(chain: Chain) -> list[str]:
+    """The attributes of ``self`` a chain assigns or (re-)registers as buffers."""
+    finder = _StateFinder()
+    for body in chain.bodies():
+        visit(body, finder)
+    return list(dict.fromkeys(finder.names))
+
+
+class _StateFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and (
+            target.value.value == "self"
+        ):
+            self.names.append(target.attr.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in (
+            "register_buffer", "register_parameter"
+        ) and isinstance(func.value, cst.Name) and func.value.value == "self" and node.args and (
+            isinstance(node.args[0].value, cst.SimpleString)
+        ):
+            self.names.append(str(node.args[0].value.evaluated_value))
+
+
 def _idiom(chain: Chain, facts: _BodyFacts) -> str:
     """The sync-free idiom that fits what the branch does."""
+    guard = chain.condition.host_guard
+    split = (f" The host test `{short(guard, 40)}` can stay an `if` around the device part."
+             if guard is not None else "")
+    return _idiom_for(chain, facts) + split
+
+
+def _idiom_for(chain: Chain, facts: _BodyFacts) -> str:
     controls = set(facts.controls)
     if "raise" in controls or "assert" in controls:
         return ("To check without waiting, use `torch._assert_async(<condition that must "
                 "hold>)`: the device reports the failure later, without a sync.")
-    if mentions_nan_check(chain.start.test) and (controls & {"continue", "return", "break"} or (
-        facts.effect & (Effect.INPLACE | Effect.CALL)
-    )):
+    if mentions_nan_check(chain.start.test) and (
+        controls & {"continue", "return", "break"} or _steps_optimizer(chain)
+    ):
         return ("To skip a non-finite step without waiting, keep the step and mask its update "
                 "(`torch.where(torch.isfinite(loss), update, 0)`), or keep a found-inf flag on "
                 "the device and let the optimizer step consume it, as torch.amp.GradScaler does.")
@@ -394,6 +535,17 @@ def _idiom(chain: Chain, facts: _BodyFacts) -> str:
     if Effect.RNG in facts.effect:
         return ("The branch draws random numbers: evaluating it on every path would shift the "
                 "random stream. Keep the branch, or decide on the host less often.")
+    state = _module_state(chain)
+    if state:
+        names = ", ".join(f"`self.{n}`" for n in state[:3])
+        return (f"The branch changes module state ({names}). A masked in-place update "
+                "`self.buf.copy_(torch.where(cond, a, b))` keeps the buffer object, but it "
+                "writes through every alias of the buffer: if `__init__` stores the same "
+                "tensor under another name (`self.original_inv_freq = self.inv_freq`), the "
+                "copy overwrites that "
+                "source too. Clone the source in `__init__` first, or select the value per "
+                "call with `torch.where(cond, a, b)` without storing it; host-only setup in "
+                "the branch (`if not hasattr(...)`) must stay host code.")
     if Effect.INPLACE in facts.effect:
         return ("Mask the update instead of branching: `t.copy_(torch.where(cond, new, t))`, or "
                 "scale the update by the condition.")
@@ -495,6 +647,159 @@ def _where_plan(analysis: ModuleAnalysis, chain: Chain) -> _Plan:
     return _Plan(rewrite.unsafe() if reasons else rewrite, summary)
 
 
+@dataclass(frozen=True)
+class _Guard:
+    """What a host guard around a select tells the NSY101 machinery (see _guarded_plan)."""
+
+    #: Host assignments at the top of the branch that stay host code (not selected).
+    temps: tuple[cst.Assign, ...] = ()
+    #: Their names.
+    names: frozenset[str] = frozenset()
+    #: Code of the tensors the host guard proves to be floating point.
+    floats: frozenset[str] = frozenset()
+
+
+#: The guard of the plan being built (a context variable, so that the helpers deep in
+#: _select need no extra parameter; it is only set inside _guarded_plan).
+_NO_GUARD = _Guard()
+_GUARD: ContextVar[_Guard] = ContextVar("_GUARD", default=_NO_GUARD)
+
+_FINFO_FIELDS = frozenset({"max", "min", "eps", "tiny", "smallest_normal", "resolution",
+                           "bits"})
+
+
+def _guarded_plan(analysis: ModuleAnalysis, chain: Chain) -> _Plan | None:
+    """``if host and device: <pure update>`` → ``if host: <torch.where on device>``.
+
+    The host conjuncts (dtype, shape, flags, configuration) stay an ``if``: the original
+    evaluated the device part only when they held, and so does the rewrite. Inside it,
+    the device part selects with torch.where as NSY101 does for a device-only test.
+    Assignments of host numbers at the top of the branch
+    (``clamp_value = torch.finfo(h.dtype).max - 1000``) stay host code and now run
+    whenever the host part holds. None when the chain is not such a guard.
+    """
+    condition = chain.condition
+    device = condition.device_part
+    if device is None or condition.host_guard is None:
+        return None
+    if len(chain.links) > 1 or chain.orelse is not None or chain.is_elif:
+        return _Plan(None, f"no automatic fix: the host test `{short(condition.host_guard, 40)}` "
+                           "could stay an `if` around a torch.where, but the branch has an "
+                           "`else` or `elif` that runs when either part fails")
+    body = chain.start.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    floats = proven_float(analysis, condition.host_guard)
+    temps: list[cst.SimpleStatementLine] = []
+    names: list[str] = []
+    reasons: list[str] = []
+    for line in body.body:
+        assign = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(
+            line.body) == 1 else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            break
+        risk = _host_number(analysis, assign.value, frozenset(names), floats)
+        if risk is False:
+            break
+        temps.append(line)
+        names.append(assign.targets[0].target.value)  # type: ignore[attr-defined]
+        if risk:
+            reasons.append(f"`{short(assign)}` now runs whenever `{short(condition.host_guard)}` "
+                           f"holds, not only when the device test does, and {risk}")
+    if names:
+        later: set[str] = set()
+        for after in analysis.loops.statements_after(chain.start):
+            later |= analysis.loops.names_read_in(after)
+        if later & set(names):
+            return _Plan(None, f"no automatic fix: `{sorted(later & set(names))[0]}` is read "
+                               "after the `if`, and the rewrite would bind it on both paths")
+    rest = body.body[len(temps):]
+    if not rest:
+        return None
+    facts = _BodyFacts()
+    facts._block(analysis, [i for line in rest for i in _items(line)])
+    if facts.blocking:
+        return None
+    sub = Chain([Link(chain.start, device)], None, is_elif=False)
+    token = _GUARD.set(_Guard(tuple(t.body[0] for t in temps),  # type: ignore[misc]
+                              frozenset(names), floats))
+    try:
+        selection = _select(analysis, sub)
+        statements: list[cst.BaseStatement] = []
+        if len(selection.names) > 1:
+            selection, statements = _hoist_tests(analysis, sub)
+    except (_Structural, _NoFix) as problem:
+        return _Plan(None, f"no automatic fix: {problem}")
+    finally:
+        _GUARD.reset(token)
+    if not selection.names:
+        return None
+    torch, rewrite = torch_ref(analysis, Rewrite(
+        "Keep the host test as an `if`; select the device part with torch.where"))
+    for name, value in selection.names.items():
+        statements.append(_assign(name, value.expr))
+    collector = _CommentCollector()
+    for line in rest:
+        collector._statement(line)
+    statements[0] = statements[0].with_changes(  # type: ignore[attr-defined]
+        leading_lines=collector.lines)
+    replacement = chain.start.with_changes(
+        test=condition.host_guard, body=body.with_changes(body=[*temps, *statements]))
+    rewrite = rewrite.replace(chain.start, replacement)
+    reasons = list(dict.fromkeys(reasons + selection.reasons))
+    summary = (f"keep the host test `{short(condition.host_guard, 40)}` as an `if` and select "
+               f"the device part with torch.where{_unsafe_note(reasons)}")
+    return _Plan(rewrite.unsafe() if reasons else rewrite, summary)
+
+
+def _host_number(analysis: ModuleAnalysis, expr: cst.BaseExpression, temps: frozenset[str],
+                 floats: frozenset[str]) -> str | None | bool:
+    """Whether ``expr`` computes a host number: None when it cannot raise either, a reason
+    when it may raise, False when it is not known to be a host number."""
+    expr = strip_parens(expr)
+    if _number(expr) is not None:
+        return None
+    if isinstance(expr, cst.Name):
+        return None if expr.value in temps or analysis.kind(expr) is Kind.HOST else False
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _host_number(analysis, expr.expression, temps, floats)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+        expr.operator, (cst.Add, cst.Subtract, cst.Multiply)
+    ):
+        sides = [_host_number(analysis, side, temps, floats) for side in (expr.left, expr.right)]
+        if False in sides:
+            return False
+        return next((side for side in sides if side), None)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _FINFO_FIELDS and isinstance(
+        strip_parens(expr.value), cst.Call
+    ):
+        call = strip_parens(expr.value)
+        args = [a.value for a in call.args]  # type: ignore[attr-defined]
+        if "torch.finfo" not in analysis.md.qualified_names(call.func) or len(args) != 1 or (  # type: ignore[attr-defined]
+            call.args[0].keyword is not None  # type: ignore[attr-defined]
+        ):
+            return False
+        dtype = strip_parens(args[0])
+        if isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype" and (
+            code_of(strip_parens(dtype.value)) in floats
+        ):
+            return None
+        return "`torch.finfo` raises for an integer dtype"
+    return False
+
+
+def _host_bound(analysis: ModuleAnalysis, bound: cst.BaseExpression) -> bool:
+    """A clamp bound that is a host number: a name (or its negation) the analysis knows
+    holds a host value, or a host assignment a guarded plan keeps."""
+    bare = strip_parens(bound)
+    if isinstance(bare, cst.UnaryOperation) and isinstance(bare.operator, (cst.Minus, cst.Plus)):
+        bare = strip_parens(bare.expression)
+    if not isinstance(bare, cst.Name):
+        return False
+    return bare.value in _GUARD.get().names or analysis.kind(bare) is Kind.HOST
+
+
 def _select(analysis: ModuleAnalysis, chain: Chain,
             tests: Sequence[cst.BaseExpression] | None = None) -> _Selection:
     """Per name, the nested ``where`` it ends with; raises _Structural or _NoFix.
@@ -585,8 +890,9 @@ def _branch_values(analysis: ModuleAnalysis, body: cst.BaseSuite) -> _Selection:
         names[name] = value
         positions[name] = index
 
+    skip = _GUARD.get().temps
     for index, item in enumerate(_items(body)):
-        if isinstance(item, cst.Pass):
+        if isinstance(item, cst.Pass) or any(item is temp for temp in skip):
             continue
         if isinstance(item, cst.Assign) and len(item.targets) == 1:
             for name, value in _unpack(item.targets[0].target, item.value):
@@ -661,9 +967,14 @@ def _value_reasons(analysis: ModuleAnalysis, values: Sequence[_Value | None],
                        "known not to")
     layout = _common_layout([v.shape for v in present])
     subject = f"`{node.value}`" if node is not None else "the values"
-    if layout is None or not _needs_met(analysis, layout):
+    if layout is None:
         reasons.append(f"{subject} may differ in shape or dtype between the paths "
                        "(torch.where broadcasts and promotes)")
+    elif not _needs_met(analysis, layout):
+        family = "floating-point" if "float" in layout.needs else "floating-point or integer"
+        reasons.append(f"`{layout.base}` is not known to be a {family} tensor: on another "
+                       "dtype the update changes the dtype (a float bound or factor makes an "
+                       "integer tensor float) and torch.where promotes the other path too")
     elif len({v.shape.depends for v in present}) > 1:
         reasons.append(f"{subject} depends on different tensors on each path: torch.where sends "
                        "(zero) gradients to tensors the original's path did not use")
@@ -686,6 +997,8 @@ def _needs_met(analysis: ModuleAnalysis, layout: _Layout) -> bool:
     if not layout.needs:
         return True
     family = dtype_class(analysis, layout.node) if layout.node is not None else None
+    if layout.base in _GUARD.get().floats:
+        family = "float"
     if "float" in layout.needs:
         return family == "float"
     return family in ("float", "int")
@@ -768,9 +1081,15 @@ def _call_shape(analysis: ModuleAnalysis, call: cst.Call) -> _Shape:
     if name in _CLAMPS:
         bounds = extra + [v for k, v in keywords.items() if k in ("min", "max")]
         numbers = [_number(strip_parens(b)) for b in bounds]
-        if not bounds or None in numbers or set(keywords) - {"min", "max"}:
+        hosts = [n is None and _host_bound(analysis, b) for n, b in zip(numbers, bounds,
+                                                                          strict=True)]
+        if not bounds or set(keywords) - {"min", "max"} or not all(
+            n is not None or h for n, h in zip(numbers, hosts, strict=True)
+        ):
             return _Shape(None, code_of(call))
-        family = "float" if any(isinstance(n, float) for n in numbers) else "number"
+        # A host bound of unknown type may be a float: it keeps only a float tensor's dtype.
+        family = "float" if any(isinstance(n, float) for n in numbers) or any(hosts) else (
+            "number")
         return _needing(_shape(analysis, receiver), family)
     return _Shape(None, code_of(call))
 

@@ -99,6 +99,10 @@ class Condition:
     unsafe_reasons: tuple[str, ...] = ()
     #: The host reads the tensor form drops.
     reads: tuple[HostRead, ...] = field(default=())
+    #: For ``host and ... and device and ...`` (host conjuncts first): the host conjuncts,
+    #: which can stay an ``if``, and the device conjuncts as a condition of their own.
+    host_guard: cst.BaseExpression | None = None
+    device_part: Condition | None = None
 
     @property
     def all_reasons(self) -> tuple[str, ...]:
@@ -127,11 +131,91 @@ _HOST = _Part(device=False)
 
 def device_condition(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Condition | None:
     """The :class:`Condition` for ``test`` if evaluating it as a ``bool`` reads the device."""
-    part = _Translator(analysis).test(test)
+    translator = _Translator(analysis)
+    part = translator.test(test)
     if not part.device:
         return None
+    host_guard, device_part = (None, None) if part.tensor is not None else _split(
+        analysis, translator, test)
     return Condition(test=test, tensor=part.tensor, why_not=part.why_not, scalar=part.scalar,
-                     unsafe_reasons=tuple(dict.fromkeys(part.reasons)), reads=part.reads)
+                     unsafe_reasons=tuple(dict.fromkeys(part.reasons)), reads=part.reads,
+                     host_guard=host_guard, device_part=device_part)
+
+
+def _conjuncts(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of ``and`` (``a and (b and c)`` too), left to right."""
+    bare = strip_parens(expr)
+    if isinstance(bare, cst.BooleanOperation) and isinstance(bare.operator, cst.And):
+        return _conjuncts(bare.left) + _conjuncts(bare.right)
+    return [expr]
+
+
+def _joined(parts: list[cst.BaseExpression]) -> cst.BaseExpression:
+    """``a and b and c`` of ``parts`` (one part: itself)."""
+    result = parts[0]
+    for part in parts[1:]:
+        result = cst.BooleanOperation(result, cst.And(), part)
+    return result
+
+
+def _split(analysis: ModuleAnalysis, translator: _Translator,
+           test: cst.BaseExpression) -> tuple[cst.BaseExpression | None, Condition | None]:
+    """``host and device`` with every host conjunct before every device one: the host
+    conjuncts, and the device conjuncts as their own condition. The original evaluates
+    the device part only when the host part holds; an ``if`` on the host part around a
+    select on the device part does the same."""
+    conjuncts = _conjuncts(test)
+    devices = [translator.test(c).device for c in conjuncts]
+    if len(conjuncts) < 2 or devices[0] or not devices[-1]:
+        return None, None
+    first = devices.index(True)
+    if not all(devices[first:]):
+        return None, None
+    host = [strip_parens(c) if isinstance(strip_parens(c), cst.Comparison) else c
+            for c in conjuncts[:first]]
+    device = device_condition(analysis, _joined(conjuncts[first:]))
+    if device is None or device.tensor is None:
+        return None, None
+    return _joined(host), device
+
+
+def proven_float(analysis: ModuleAnalysis, guard: cst.BaseExpression) -> frozenset[str]:
+    """Code of the tensors a host guard proves to be floating point:
+    ``x.dtype == torch.float16``, ``x.dtype in (torch.float16, torch.bfloat16)``,
+    ``x.is_floating_point()``."""
+    found: set[str] = set()
+    for conjunct in _conjuncts(guard):
+        bare = strip_parens(conjunct)
+        if isinstance(bare, cst.Call) and isinstance(bare.func, cst.Attribute) and (
+            bare.func.attr.value == "is_floating_point" and not bare.args
+            and tensor_kind(analysis, bare.func.value) is Kind.TENSOR
+        ):
+            found.add(_code(bare.func.value))
+        if not isinstance(bare, cst.Comparison) or len(bare.comparisons) != 1:
+            continue
+        target = bare.comparisons[0]
+        left = strip_parens(bare.left)
+        if not (isinstance(left, cst.Attribute) and left.attr.value == "dtype"):
+            continue  # (whatever `x` is, a torch float dtype makes it a float tensor)
+        right = strip_parens(target.comparator)
+        if isinstance(target.operator, cst.Equal):
+            dtypes = [right]
+        elif isinstance(target.operator, cst.In) and isinstance(right, (cst.Tuple, cst.List,
+                                                                         cst.Set)):
+            dtypes = [e.value for e in right.elements]
+        else:
+            continue
+        if dtypes and all(analysis.md.qualified_names(d) & _FLOAT_DTYPES for d in dtypes):
+            found.add(_code(left.value))
+    return frozenset(found)
+
+
+_FLOAT_DTYPES = frozenset(f"torch.{d}" for d in (
+    "float16", "half", "bfloat16", "float32", "float", "float64", "double"))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(strip_parens(node))  # type: ignore[arg-type]
 
 
 class _Translator:
@@ -475,28 +559,46 @@ def _qualified_torch(analysis: ModuleAnalysis, call: cst.Call) -> list[str]:
 
 
 def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
-                _seen: frozenset[int] = frozenset()) -> str | None:
+                _seen: frozenset[int] = frozenset(),
+                _assumed: tuple[tuple[tuple[int, str], str], ...] = ()) -> str | None:
     """"bool", "int" or "float" when the dtype family of a tensor expression is certain.
 
     The analysis' answer, extended to names (every assignment agrees), float factories
     without ``dtype=``, ``torch.tensor`` of literals, arithmetic and dtype-keeping methods.
+    A name updated from itself (``h = torch.randn(8)`` then ``h = h.clamp(-1e3, 1e3)`` in a
+    loop) has the family of its other assignments when, assuming it, every update keeps it.
     """
+    key = (id(analysis.md.scope(expr)), expr.value) if isinstance(expr, cst.Name) else None
+    if key is not None and key in dict(_assumed):
+        return dict(_assumed)[key]
     if id(expr) in _seen:
         return None
     seen = _seen | {id(expr)}
     if isinstance(expr, cst.Name):
         classes: set[str | None] = set()
         ok = _all_assigned(analysis, expr,
-                           lambda v: classes.add(dtype_class(analysis, v, seen)) or True)
-        return classes.pop() if ok and len(classes) == 1 else None
+                           lambda v: classes.add(dtype_class(analysis, v, seen, _assumed))
+                           or True)
+        if ok and len(classes) == 1:
+            return classes.pop()
+        known = classes - {None}
+        if not ok or len(known) != 1:
+            return None
+        family = known.pop()
+        again: set[str | None] = set()
+        hypothesis = (*_assumed, (key, family))
+        ok = _all_assigned(analysis, expr,
+                           lambda v: again.add(dtype_class(analysis, v, seen, hypothesis))
+                           or True)
+        return family if ok and again == {family} else None
     if isinstance(expr, cst.NamedExpr):
-        return dtype_class(analysis, expr.value, seen)
+        return dtype_class(analysis, expr.value, seen, _assumed)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-        return dtype_class(analysis, expr.expression, seen)
+        return dtype_class(analysis, expr.expression, seen, _assumed)
     if isinstance(expr, cst.BinaryOperation) and isinstance(
         expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
     ):
-        sides = [dtype_class(analysis, s, seen) if analysis.kind(s) is not Kind.HOST
+        sides = [dtype_class(analysis, s, seen, _assumed) if analysis.kind(s) is not Kind.HOST
                  else _literal_class(s) for s in (expr.left, expr.right)]
         if isinstance(expr.operator, cst.Divide) and all(s is not None for s in sides):
             return "float"
@@ -511,13 +613,15 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
         func = expr.func
         if isinstance(func, cst.Attribute) and tensor_kind(analysis, func.value) is Kind.TENSOR:
             method = func.attr.value
+            if method in ("any", "all", "isnan", "isinf", "isfinite", "logical_not"):
+                return "bool"
             if method in _DTYPE_KEEPING and (method not in ("max", "min") or not expr.args):
-                return dtype_class(analysis, func.value, seen)
+                return dtype_class(analysis, func.value, seen, _assumed)
             if method in ("sum", "prod") and not expr.args:
-                inner = dtype_class(analysis, func.value, seen)
+                inner = dtype_class(analysis, func.value, seen, _assumed)
                 return "int" if inner in ("int", "bool") else inner
             if method in ("clamp", "clip"):
-                inner = dtype_class(analysis, func.value, seen)
+                inner = dtype_class(analysis, func.value, seen, _assumed)
                 bounds = {_literal_class(a.value) for a in expr.args}
                 if inner == "float" or (inner == "int" and bounds <= {"int"}):
                     return inner
@@ -531,7 +635,7 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
             if q in ("torch.zeros_like", "torch.ones_like", "torch.full_like",
                      "torch.empty_like", "torch.clone") and keyword_arg(expr, "dtype") is None:
                 args = positional_args(expr)
-                return dtype_class(analysis, args[0], seen) if args else None
+                return dtype_class(analysis, args[0], seen, _assumed) if args else None
     return analysis.tensors.dtype_class(expr)
 
 

@@ -22,6 +22,15 @@ class BranchToWhere(Rule):
     and `and` / `or` / `not` become `&` / `|` / `~`. When several names are assigned, the
     tests are evaluated once, into `cond`, before any of them changes.
 
+    A guard that mixes host facts with a device test, host conjuncts first
+    (`if h.dtype == torch.float16 and (torch.isinf(h).any() or torch.isnan(h).any()):`,
+    `if self.training and loss > 5:`), keeps the host conjuncts as an `if` and selects the
+    device part inside it: the original evaluated the device test only when the host facts
+    held, and so does the rewrite. Assignments of host numbers at the top of such a branch
+    (`clamp_value = torch.finfo(h.dtype).max - 1000`) stay host code inside the `if`, when
+    nothing after the `if` reads them. A dtype test in the guard
+    (`h.dtype == torch.float16`) proves `h` a float tensor for the safety checks below.
+
     ## Why is this slow?
     `if` needs a Python `bool`: the host waits until the device has finished all queued
     work (a sync), reads one value, and only then queues more. Under `torch.compile` the
@@ -70,12 +79,18 @@ class BranchToWhere(Rule):
     - the name is not updated in place or compared by identity later (it now holds a new
       tensor, not an alias).
 
+    A host number kept in a guarded branch now runs whenever the host facts hold; the fix
+    is unsafe when it may raise (`torch.finfo(h.dtype)` of a dtype the guard does not prove
+    to be a float one). Clamp bounds that are host names of unknown type count as floats:
+    they keep only a float tensor's dtype.
+
     Otherwise the fix is unsafe and the message names the reason; division, `log`,
     `sqrt`, `pow` ... in a value are the usual one (`0 * inf` makes NaN gradients through the
     untaken value). There is no fix when a value is a Python number, the name may not be
     bound or may hold a Python number before the `if`, the values' dtypes differ (a bool
     mask and a float tensor), the test mixes host and device values (`step > 10 and
-    loss > 5` would evaluate both), or the branches depend on each other in ways one
+    loss > 5` with an `else`, or `loss > 5 and step > 10`, where `and` may skip the
+    host part), or the branches depend on each other in ways one
     `torch.where` per name cannot express (NSY102 then offers `torch.cond`). Running
     extremes (`if val.item() < best: best = val.item()`) are NSY203's.
 

@@ -10,6 +10,7 @@ from ..analysis import Effect, Kind
 from ..analysis.base import compares_with_text, positional_args, visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
+from ._branches import validation_guard
 from ._helpers import method_call, parenthesized, short, torch_ref
 from .base import Rule
 
@@ -36,6 +37,12 @@ class AsyncAssert(Rule):
     (`assert torch.isfinite(loss)`, `assert (probs >= 0).all()`) or reads one
     (`assert loss.item() > 0`), and turns them into `torch._assert_async(condition,
     message)`, guarded by `if __debug__:` so that `python -O` still removes them.
+
+    Validation guards get the same treatment: `if (x < 0).any(): raise ValueError("msg")`
+    (an `if` on a device value whose branch is only a `raise`, with no `elif` / `else`)
+    becomes `torch._assert_async(~(x < 0).any(), "msg")`, not guarded by `__debug__`
+    (a `raise` is not removed by `python -O`). `raise ValueError` without arguments keeps
+    the class name as the message.
 
     ## Why is this slow?
     `assert` calls `bool()` on its condition: the host waits until the device has
@@ -98,6 +105,14 @@ class AsyncAssert(Rule):
     The condition must hold one element, as for `assert` (`assert (x > 0)` with
     several elements raises in both versions).
 
+    For a validation guard (`if cond: raise ValueError("msg")`) the same holds, and
+    more: the exception type changes (a `RuntimeError` with the same message instead of
+    the `ValueError`, `TypeError` ... the code raised, so an `except ValueError` around the
+    call no longer catches it), and on CUDA the check fails at a later CUDA call instead
+    of at the `if`. Only a message that is one string literal is kept (an f-string would be
+    built on every call); other messages get a report without a fix. A branch that does
+    anything besides raising, or has an `elif` / `else`, is NSY103's.
+
     ## When not to apply
     When the assertion is expected to fail and the program recovers from it
     (`except AssertionError`), or when a failure must stop the program at that
@@ -110,8 +125,13 @@ class AsyncAssert(Rule):
     summary = "`assert` on a device value: `torch._assert_async`, no wait"
     fix_kind = "unsafe"
     cost = "sync (and a graph break when it reads with `.item()`)"
-    triggers = ("assert",)
+    triggers = ("assert", "raise")
     signals = Signal.CONDITION | Signal.READ  # `x.item() is None` is a host test with a read
+
+    def visit_If(self, node: cst.If) -> None:
+        verdict = validation_guard(self.analysis, node)
+        if verdict is not None:
+            self.report(node, verdict.message, verdict.rewrite)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         condition = self._convert(node.test)

@@ -1,0 +1,157 @@
+"""Guards of model code, rewritten, compile with fewer graph breaks, no recompiles, and the
+same bits as the original, eager and compiled (aot_eager, tiny modules).
+
+- BART's float16 guard (``h.dtype == torch.float16 and (isinf(h).any() or isnan(h).any())``):
+  the dtype test stays an ``if``, the device test becomes a ``torch.where`` (NSY101).
+- A validation guard (``if (x < 0).any(): raise ValueError(msg)``) becomes
+  ``torch._assert_async`` (NSY401).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+
+import pytest
+
+from nosync_fix import fix_code
+
+torch = pytest.importorskip("torch")
+
+BART_GUARD = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+            hidden_states = self.fc(hidden_states) * 4000
+            if hidden_states.dtype == torch.float16 and (
+                torch.isinf(hidden_states).any() or torch.isnan(hidden_states).any()
+            ):
+                clamp_value = torch.finfo(hidden_states.dtype).max - 1000
+                hidden_states = torch.clamp(hidden_states, min=-clamp_value, max=clamp_value)
+            return hidden_states + 1
+""")
+
+
+def _namespace(code: str) -> dict:
+    namespace: dict = {}
+    exec(compile(code, "<code>", "exec"), namespace)
+    return namespace
+
+
+class _Counter:
+    """A backend that counts the graphs it is given (a recompile is one more)."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+
+    def __call__(self, gm, example_inputs):  # type: ignore[no-untyped-def]
+        self.graphs += 1
+        from torch._dynamo.backends.common import aot_autograd
+        from torch._functorch.aot_autograd import make_boxed_func
+
+        return aot_autograd(fw_compiler=lambda g, _: make_boxed_func(g.forward))(
+            gm, example_inputs)
+
+
+def _breaks(fn: Callable, *args) -> int:  # type: ignore[no-untyped-def]
+    torch._dynamo.reset()
+    return torch._dynamo.explain(fn)(*args).graph_break_count
+
+
+def _graphs_over_calls(fn: Callable, inputs: list) -> tuple[int, list]:  # type: ignore[no-untyped-def]
+    torch._dynamo.reset()
+    counter = _Counter()
+    compiled = torch.compile(fn, backend=counter)
+    outputs = [compiled(*args) for args in inputs]
+    return counter.graphs, outputs
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(
+        a.view(torch.int16) if a.dtype == torch.float16 else a,
+        b.view(torch.int16) if b.dtype == torch.float16 else b)
+
+
+def test_bart_float16_guard() -> None:
+    fixed = fix_code(BART_GUARD, select=["NSY101"], all_paths=True)
+    assert fixed.error is None
+    assert "if hidden_states.dtype == torch.float16:\n" in fixed.fixed
+    assert "torch.where(torch.isinf(hidden_states).any() | torch.isnan(hidden_states).any()" in (
+        fixed.fixed)
+    torch.manual_seed(0)
+    original = _namespace(BART_GUARD)["Layer"]().half()
+    rewritten = _namespace(fixed.fixed)["Layer"]().half()
+    rewritten.load_state_dict(original.state_dict(), strict=True)
+    original.eval()
+    rewritten.eval()
+    small = torch.full((2, 8), 1e-4, dtype=torch.float16)   # no inf: the clamp is not taken
+    large = torch.full((2, 8), 30.0, dtype=torch.float16)    # overflows to inf: clamp taken
+    nan = small.clone()
+    nan[0, 3] = float("nan")                                 # NaN: taken, NaN stays NaN
+    cases = [small, large, nan]
+    with torch.no_grad():
+        assert _breaks(original, large) > _breaks(rewritten, large) == 0
+        inputs = [(cases[i % 3],) for i in range(20)]
+        graphs, compiled_outputs = _graphs_over_calls(rewritten, inputs)
+        assert graphs == 1  # one graph, no recompile over 20 calls on both paths
+        for (x,), compiled_out in zip(inputs, compiled_outputs, strict=True):
+            expected = original(x)
+            assert _same_bits(rewritten(x), expected)
+            assert _same_bits(compiled_out, expected)
+        taken = original(large)
+        assert torch.isfinite(taken).all()  # the inputs do reach the clamp
+    # fp32: the host test is False, nothing changes and nothing breaks
+    original32 = _namespace(BART_GUARD)["Layer"]()
+    rewritten32 = _namespace(fixed.fixed)["Layer"]()
+    rewritten32.load_state_dict(original32.state_dict(), strict=True)
+    with torch.no_grad():
+        x = torch.randn(2, 8)
+        assert _same_bits(rewritten32(x), original32(x))
+        assert _breaks(rewritten32, x) == 0
+
+
+VALIDATION = textwrap.dedent("""
+    import torch
+
+
+    def check(x: torch.Tensor) -> torch.Tensor:
+        h = x * 2
+        if (h < 0).any():
+            raise ValueError("x must be non-negative")
+        if not torch.isfinite(h).all():
+            raise ValueError("x must be finite")
+        return h.sqrt()
+""")
+
+
+def test_validation_guard() -> None:
+    fixed = fix_code(VALIDATION, select=["NSY401"], unsafe_fixes=True, all_paths=True)
+    assert fixed.error is None
+    assert 'torch._assert_async(~(h < 0).any(), "x must be non-negative")' in fixed.fixed
+    assert 'torch._assert_async(torch.isfinite(h).all(), "x must be finite")' in fixed.fixed
+    original = _namespace(VALIDATION)["check"]
+    rewritten = _namespace(fixed.fixed)["check"]
+    good = [torch.linspace(0, 1, 8), torch.linspace(2, 3, 8), torch.zeros(8)]
+    assert _breaks(original, good[0]) > _breaks(rewritten, good[0]) == 0
+    inputs = [(good[i % 3],) for i in range(20)]
+    graphs, outputs = _graphs_over_calls(rewritten, inputs)
+    assert graphs == 1
+    for (x,), out in zip(inputs, outputs, strict=True):
+        assert torch.equal(rewritten(x), original(x)) and torch.equal(out, original(x))
+    compiled = torch.compile(rewritten, backend="aot_eager")
+    for bad, message in ((torch.tensor([1.0, -1.0]), "non-negative"),
+                         (torch.tensor([1.0, float("inf")]), "finite"),
+                         (torch.tensor([float("nan")]), "finite")):
+        with pytest.raises(ValueError, match=message):
+            original(bad)
+        with pytest.raises(RuntimeError, match=message):  # the page's documented change
+            rewritten(bad)
+        with pytest.raises(RuntimeError, match=message):
+            compiled(bad)
