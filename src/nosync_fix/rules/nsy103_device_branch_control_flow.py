@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import Kind
 from ..prefilter import Signal
 from ._branches import CONTROL, judge_if
 from ._conditions import dtype_class
@@ -131,7 +130,9 @@ def _flag_uses(rule: DeviceBranchControlFlow, name: cst.Name) -> list[str]:
                          f"{short(node, 40)}")
         elif isinstance(parent, cst.Arg):
             call = md.parent(parent)
-            if not isinstance(call, cst.Call) or rule.analysis.kind(call) is Kind.TENSOR:
+            # A torch function takes the value as a number; a layer or helper takes a flag.
+            if not isinstance(call, cst.Call) or any(
+                    q.startswith("torch.") for q in md.qualified_names(call.func)):
                 return []
             found.append(short(call, 40))
         elif not isinstance(parent, (cst.Assign, cst.AssignTarget)):
