@@ -55,11 +55,14 @@ _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # -- resolving a call --------------------------------------------------------------------------
 
 
-def _resolve(module: str, target: str) -> Callable[..., Any]:
-    """``target`` (``"logger.warning_once"``) looked up in ``module``'s globals, or the
-    builtins for a name the module does not define."""
+def _resolve(module: str | dict[str, Any], target: str) -> Callable[..., Any]:
+    """``target`` (``"logger.warning_once"``) looked up in ``module``'s globals (or in
+    the globals given), or the builtins for a name the module does not define."""
     head, *rest = target.split(".")
-    namespace = vars(sys.modules[module]) if module in sys.modules else {}
+    if isinstance(module, dict):
+        namespace = module
+    else:
+        namespace = vars(sys.modules[module]) if module in sys.modules else {}
     if head in namespace:
         value = namespace[head]
     else:
@@ -178,7 +181,9 @@ def call_in_graph(module: str, target: str, /, *args: Any, **kwargs: Any) -> Non
 
 
 def _call_now(module: str, target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    _call(_resolve(module, target), args, kwargs, 2)  # _call_now and call_in_graph
+    # The names of the caller's own globals, as the original call saw them.
+    namespace = sys._getframe(2).f_globals
+    _call(_resolve(namespace, target), args, kwargs, 2)  # _call_now and call_in_graph
     return None
 
 
