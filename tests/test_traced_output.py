@@ -219,3 +219,124 @@ def test_deferred_print_in_compiled_code_does_not_recompile(capsys) -> None:
 
 def test_the_runtime_is_importable_without_compiling() -> None:
     assert "nosync_fix.runtime._traced" in sys.modules
+
+
+# -- the rule's rewrite, compiled before and after ------------------------------------------
+
+_MODEL = '''
+import functools
+import logging
+import warnings
+
+import torch
+
+
+class OnceLogger(logging.Logger):
+    @functools.lru_cache(None)
+    def warning_once(self, *args, **kwargs):
+        self.warning(*args, **kwargs)
+
+
+logging.setLoggerClass(OnceLogger)
+logger = logging.getLogger("test_traced_output.model")
+logging.setLoggerClass(logging.Logger)
+
+
+def check(x):
+    print("checking", 2, sep=": ")
+    return x
+
+
+class Inner(torch.nn.Module):
+    def forward(self, x):
+        logger.warning_once("`use_cache=True` is incompatible; setting `use_cache=False`")
+        return check(x).relu()
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.inner = Inner()
+
+    def forward(self, x):
+        print("model forward")
+        warnings.warn("deprecated argument", FutureWarning)
+        return self.inner(self.linear(x)) * 2
+'''
+
+
+def _load(source: str, name: str):  # type: ignore[no-untyped-def]
+    import types
+
+    module = types.ModuleType(name)
+    module.__file__ = f"<{name}>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _run(module, model, x, calls: int, capsys):  # type: ignore[no-untyped-def]
+    """Outputs, stdout, records and warnings of ``calls`` calls."""
+    caught: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append(record)
+
+    handler = Keep()
+    module.logger.addHandler(handler)
+    module.logger.propagate = False
+    type(module.logger).warning_once.cache_clear()
+    capsys.readouterr()
+    try:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            outputs = [model(x) for _ in range(calls)]
+    finally:
+        module.logger.removeHandler(handler)
+    flush()
+    return (outputs, capsys.readouterr().out,
+            [(r.getMessage(), r.filename, r.lineno, r.funcName) for r in caught],
+            [(str(w.message), w.category) for w in warned])
+
+
+def test_the_fix_removes_the_breaks_and_keeps_the_output(capsys) -> None:
+    from nosync_fix import fix_code
+
+    result = fix_code(_MODEL, select=["NSY304"], unsafe_fixes=True)
+    assert result.fixed.count("call_in_graph(__name__") == 4
+    before = _load(_MODEL, "nosync_traced_before")
+    after = _load(result.fixed, "nosync_traced_after")
+    torch.manual_seed(0)
+    model_before = before.Model()
+    model_after = after.Model()
+    model_after.load_state_dict(model_before.state_dict(), strict=True)
+    x = torch.randn(3, 4)
+
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(model_before)(x)
+    assert explained.graph_break_count > 0
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(model_after)(x)
+    assert explained.graph_break_count == 0 and explained.graph_count == 1
+
+    eager_before = _run(before, model_before, x, 3, capsys)
+    eager_after = _run(after, model_after, x, 3, capsys)
+    for a, b in zip(eager_before[0], eager_after[0], strict=True):
+        assert torch.equal(a, b)
+    assert eager_after[1:] == eager_before[1:]  # text, records (with caller), warnings
+    assert eager_before[1] == "model forward\nchecking: 2\n" * 3
+
+    torch._dynamo.reset()
+    counter = Counter()
+    compiled = torch.compile(model_after, backend=counter)
+    compiled_after = _run(after, compiled, x, 20, capsys)
+    assert counter.graphs == 1  # one frame, no recompile over 20 calls
+    for out in compiled_after[0]:
+        assert torch.equal(out, eager_before[0][0])
+    # Safe parts, identical under torch.compile: the printed text and warning_once's record.
+    assert compiled_after[1] == "model forward\nchecking: 2\n" * 20
+    assert compiled_after[2] == eager_before[2]
+    # warnings.warn (unsafe): the same text and category, each call.
+    assert compiled_after[3] == [("deprecated argument", FutureWarning)] * 20
