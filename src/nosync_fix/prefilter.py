@@ -78,12 +78,22 @@ class Signal(enum.Flag):
     #: A store of what may involve a tensor into a subscript of what may be a host
     #: buffer (``buf[i] = v``, ``buf[i] += v``).
     STORE = enum.auto()
+    #: In a file that has a ``forward`` or compiles a function and spells an output
+    #: call (``print``, ``warn``, ``log``): a call named like an output call (``print``,
+    #: ``warn``, a logging method, ``warning_once``), whatever its arguments and
+    #: wherever it is, and every function named ``forward`` or compiled (traced code
+    #: reaches the output through the functions it calls, so both ends are kept).
+    TRACED_OUTPUT = enum.auto()
 
 
 ALL_SIGNALS = functools.reduce(operator.or_, Signal, Signal.NONE)
 #: The signals found by walking expressions (the others are found at statements).
 _EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Signal.OUTPUT
-                       | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE)
+                       | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE
+                       | Signal.TRACED_OUTPUT)
+#: Names of the calls NSY304 rewrites in traced code.
+_TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"}) | (
+    T.LOGGING_METHODS)
 
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
 _DATA_DEPENDENT = frozenset({
@@ -208,6 +218,10 @@ class _Scanner:
             _compiled_functions(tree, text))
         self._tensors: MaybeTensors | None = None
         self.record: set[tuple[int, int]] | None = None
+        #: The file may hold output calls in traced code (Signal.TRACED_OUTPUT).
+        self.traced_output = (
+            ("forward" in text or bool(self.compiled_names or self.compiled_definitions))
+            and ("print" in text or "warn" in text or "log" in text))
 
     def units_meeting(self, needs: Sequence[Need]) -> set[int] | None:
         """See :meth:`Scan.units_meeting`: each unit scanned in the state the whole scan
@@ -378,6 +392,10 @@ class _Scanner:
         return inner
 
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: int) -> None:
+        if self.traced_output and (node.name == "forward" or node.name in self.compiled_names
+                                   or id(node) in self.compiled_definitions) and (
+                self.looks_for(Signal.TRACED_OUTPUT, state)):
+            self.signal(Signal.TRACED_OUTPUT, state)
         for decorator in node.decorator_list:
             self.expression(decorator, state)
         self._arguments(node.args, state)
@@ -518,6 +536,9 @@ class _Scanner:
             name = func.id
         else:
             return
+        if self.traced_output and name in _TRACED_OUTPUT_NAMES and self.looks_for(
+                Signal.TRACED_OUTPUT, state):
+            self.signal(Signal.TRACED_OUTPUT, state)
         if name in T.HOST_MATH_FUNCTIONS and self.looks_for(Signal.READ, state) and (
             self._math_of_a_tensor(call)
         ):

@@ -34,6 +34,10 @@ The pieces
     any other call, such as ``writer.add_scalar``, at the next flush.
 ``flush()``
     emit every pending record now.
+``call_in_graph(__name__, "logger.warning_once", "message")``
+    a call of ``print``, a logger method or ``warnings.warn`` with constant
+    arguments, made inside the compiled graph (an ordered operator: no graph
+    break) under ``torch.compile``, and at once, unchanged, in eager mode.
 
 Exactness
 ---------
@@ -81,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._buffer import DEFAULT_FLUSH_EVERY, DEFAULT_FLUSH_SECONDS, OrderedStream, flush
     from ._records import deferred_call, deferred_log, deferred_print
+    from ._traced import call_in_graph
     from ._values import Deferred, Text, fmt, item, percent_fmt, tolist
 
 #: Where each public name lives. They are loaded on first use, so that importing the
@@ -88,7 +93,7 @@ if TYPE_CHECKING:
 #: the hooks; ``from nosync_fix.runtime import deferred_print`` does both.
 _EXPORTS = {
     "DEFAULT_FLUSH_EVERY": "_buffer", "DEFAULT_FLUSH_SECONDS": "_buffer",
-    "OrderedStream": "_buffer", "flush": "_buffer",
+    "OrderedStream": "_buffer", "flush": "_buffer", "call_in_graph": "_traced",
     "deferred_call": "_records", "deferred_log": "_records", "deferred_print": "_records",
     "Deferred": "_values", "Text": "_values", "fmt": "_values", "item": "_values",
     "percent_fmt": "_values", "tolist": "_values",
@@ -96,8 +101,8 @@ _EXPORTS = {
 
 __all__ = [
     "DEFAULT_FLUSH_EVERY", "DEFAULT_FLUSH_SECONDS", "Deferred", "OrderedStream", "Text",
-    "configure", "deferred_call", "deferred_log", "deferred_print", "flush", "fmt", "item",
-    "pending", "percent_fmt", "tolist",
+    "call_in_graph", "configure", "deferred_call", "deferred_log", "deferred_print", "flush",
+    "fmt", "item", "pending", "percent_fmt", "tolist",
 ]
 
 

@@ -64,6 +64,7 @@ immediate: bool = os.environ.get("NOSYNC_IMMEDIATE", "").strip().lower() in ("1"
 
 _lock = threading.RLock()
 _pending: list[Record] = []
+_traced_pending: list[Record] = []  # appended by traced code (see append_traced)
 _flushing = False  # a flush is emitting (only ever true for the thread holding _lock)
 _last_flush = time.monotonic()
 _queued_writes = 0  # writes queued behind a flush by OrderedStream
@@ -73,9 +74,21 @@ _local = threading.local()  # .making_record: deferred_log is making a record ri
 def append_traced(record: Record) -> None:
     """Add a record from code being compiled: a list append is all Dynamo sees.
 
-    It is flushed by the next trigger met outside compiled code.
+    It is flushed by the next trigger met outside compiled code, after the records
+    that compiled code made through the record operator (``_traced``): Dynamo writes
+    the whole list back after the graph, so it must not be the list those go to.
+    Dynamo guards on this list's length, so a function that records this way is
+    compiled again while records are pending; ``_traced.record_print`` avoids it for
+    prints.
     """
-    _pending.append(record)
+    _traced_pending.append(record)
+
+
+def add_compiled(record: Record) -> None:
+    """Add a record made by compiled code as it runs (see ``_traced``): no flush here,
+    in the middle of a graph; the next trigger outside compiled code writes it."""
+    with _lock:
+        _pending.append(record)
 
 
 def add(record: Record) -> None:
@@ -109,6 +122,9 @@ def _flush_locked() -> None:
         return  # an emitted record wrote to a wrapped stream: let it through
     _flushing = True
     try:
+        if _traced_pending:
+            _pending.extend(_traced_pending)
+            del _traced_pending[:]
         while _pending:
             batch = _pending[:]
             del _pending[:len(batch)]
@@ -164,7 +180,7 @@ def to_host(tensors: list[torch.Tensor]) -> dict[int, torch.Tensor]:
 
 def pending_count() -> int:
     """How many records wait for a flush."""
-    return len(_pending)
+    return len(_pending) + len(_traced_pending)
 
 
 # -- keeping order with output that is not deferred --------------------------------------------
@@ -190,7 +206,7 @@ class OrderedStream:
 
     def _before_output(self) -> bool:
         """Flush pending records; False when the output must be queued instead."""
-        if not _pending and not _flushing:
+        if not _pending and not _traced_pending and not _flushing:
             return True
         if not _lock.acquire(blocking=False):
             return False
@@ -234,7 +250,8 @@ def _wrap_standard_streams() -> None:
 
 def _ordered_record_factory(previous: Callable[..., logging.LogRecord]) -> Callable[..., Any]:
     def make_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        if (_pending or _flushing) and not getattr(_local, "making_record", False):
+        if (_pending or _traced_pending or _flushing) and not getattr(
+                _local, "making_record", False):
             flush()
         return previous(*args, **kwargs)
     return make_record
@@ -267,6 +284,7 @@ def _forget_parent_records() -> None:
     global _lock, _flushing
     _lock = threading.RLock()
     _pending.clear()
+    _traced_pending.clear()
     _flushing = False
 
 

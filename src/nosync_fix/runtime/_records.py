@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from .._percent import conversions, is_numeric
-from . import _buffer
+from . import _buffer, _traced
 from ._values import (
     Deferred,
     NotCapturable,
@@ -43,7 +43,10 @@ def deferred_print(*objects: Any, sep: str | None = " ", end: str | None = "\n",
     pieces = tuple(o if isinstance(o, (Deferred, Text)) or is_immutable(o) else str(o)
                    for o in objects)
     if torch.compiler.is_compiling():
-        _buffer.append_traced((_print, (pieces, sep, end, file, flush)))
+        # Through an ordered operator that appends the record when the compiled code
+        # runs: an append here would make Dynamo guard on the buffer's length.
+        if not _traced.record_print((pieces, sep, end, file, flush)):
+            _buffer.append_traced((_print, (pieces, sep, end, file, flush)))
         return
     stream = sys.stdout if file is None else file
     if stream is None:
@@ -213,6 +216,12 @@ def deferred_call(function: Callable[..., Any], /, *args: Any, **kwargs: Any) ->
     object), the call is made at once instead. The return value is discarded.
     """
     if torch.compiler.is_compiling():
+        # A print through the record operator, as deferred_print; anything else is
+        # appended by traced code (Dynamo then guards on that list's length).
+        if function is print and set(kwargs) <= _PRINT_OPTIONS and _traced.record_print((
+                args, kwargs.get("sep", " "), kwargs.get("end", "\n"), kwargs.get("file"),
+                kwargs.get("flush", False))):
+            return
         _buffer.append_traced((_call, (function, args, kwargs)))
         return
     try:
@@ -221,6 +230,9 @@ def deferred_call(function: Callable[..., Any], /, *args: Any, **kwargs: Any) ->
         function(*resolve(args, {}), **resolve(kwargs, {}))
         return
     _buffer.add((_call, captured))
+
+
+_PRINT_OPTIONS = frozenset({"sep", "end", "file", "flush"})
 
 
 def _call(payload: tuple[Any, ...], host: dict[int, torch.Tensor]) -> None:
