@@ -1,10 +1,12 @@
 """Files: finding the sources to check, reading them safely, writing them atomically.
 
 Directories are walked for ``*.py`` and ``*.pyi`` files, skipping the excluded
-folders and, inside a git work tree, whatever git ignores (asked of git itself
-with ``git check-ignore``, so the rules are exactly git's). Symbolic links to
-folders are not followed, so link loops do no harm. A file named on the
-command line is always processed.
+folders and, inside a git work tree, whatever git ignores. The ignore files are
+read with ``pathspec``, following git's rules (:class:`GitIgnore`); git itself is
+never run: the checked tree may carry its own ``.git/config``, and git runs the
+commands such a file names (``core.fsmonitor``). Symbolic links to folders are
+not followed, so link loops do no harm. A file named on the command line is
+always processed.
 
 Writes go to a temporary file in the same folder, which then replaces the
 original (``os.replace``), keeping its permission bits. A file that changed on
@@ -14,12 +16,13 @@ disk since it was read, or that is read-only, is left alone with an error.
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import stat
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from pathspec import GitIgnoreSpec
 
 from .config import Settings
 from .findings import FileError
@@ -71,14 +74,29 @@ def discover(paths: Sequence[str], settings: Settings) -> tuple[list[str], list[
 
 
 def walk(root: Path, settings: Settings) -> list[str]:
-    """Python files below ``root`` that are neither excluded nor ignored by git."""
+    """Python files below ``root`` that are neither excluded nor ignored by git.
+
+    ``root`` itself is not tested against the ignore files (it was named), but
+    the ignore files of its parent folders up to the work tree's top apply below it.
+    """
+    ignore = GitIgnore.for_path(root)
+    # The walked folder's path below the work tree's top, to which names are appended.
+    prefix = ignore.relative(root) if ignore is not None else None
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not settings.is_excluded(os.path.join(dirpath, d), root)
-            and not os.path.islink(os.path.join(dirpath, d))
-        )
+        below = None
+        if prefix is not None:
+            inner = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            below = prefix if inner == "." else f"{prefix}/{inner}" if prefix else inner
+        kept = []
+        for d in sorted(dirnames):
+            path = os.path.join(dirpath, d)
+            if settings.is_excluded(path, root) or os.path.islink(path):
+                continue
+            if below is not None and ignore.ignored_relative(_join(below, d), is_dir=True):
+                continue  # an ignored folder is not entered: nothing in it can be re-included
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
@@ -87,29 +105,187 @@ def walk(root: Path, settings: Settings) -> list[str]:
                 continue
             if os.path.islink(path) and not os.path.isfile(path):
                 continue  # broken or looping link met while walking: nothing to check
+            if below is not None and ignore.ignored_relative(_join(below, name), is_dir=False):
+                continue
             found.append(path)
-    return _without_git_ignored(root, found)
+    return found
 
 
-def _without_git_ignored(root: Path, files: list[str]) -> list[str]:
-    if not files or shutil.which("git") is None:
-        return files
+class GitIgnore:
+    """git's ignore rules for one work tree, read from its files without running git.
+
+    As git does: each ``.gitignore`` applies to the paths below its own folder,
+    and a deeper one takes precedence over those above it; within a file the last
+    matching pattern wins, so ``!pattern`` re-includes; then ``$GIT_DIR/info/exclude``;
+    then the user's default global excludes file (``$XDG_CONFIG_HOME/git/ignore`` or
+    ``~/.config/git/ignore``; a ``core.excludesFile`` set in git's configuration is
+    not read, since that would mean reading configuration that may come with the
+    tree). An ignored folder is pruned by the caller. A ``.gitignore`` that is a
+    symbolic link or not a regular file is not read (git does not follow such
+    links either), and invalid patterns are skipped, as git skips them.
+    """
+
+    def __init__(self, top: Path, git_dir: Path | None) -> None:
+        self.top = top
+        self._per_folder: dict[str, _Patterns | None] = {}
+        self._general: list[_Patterns] = []
+        sources = []
+        if git_dir is not None:
+            sources.append(git_dir / "info" / "exclude")
+        sources.append(_global_excludes_file())
+        for source in sources:
+            spec = _read_spec(source)
+            if spec is not None:
+                self._general.append(spec)
+
+    @classmethod
+    def for_path(cls, path: Path) -> GitIgnore | None:
+        """The rules of the work tree holding ``path``, or None outside any work tree."""
+        try:
+            start = path.resolve()
+        except OSError:
+            return None
+        for folder in (start, *start.parents):
+            dot_git = folder / ".git"
+            try:
+                info = os.lstat(dot_git)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                return cls(folder, dot_git)
+            if stat.S_ISREG(info.st_mode):
+                return cls(folder, _linked_git_dir(folder, dot_git))
+            return cls(folder, None)
+        return None
+
+    def relative(self, path: str | os.PathLike[str]) -> str | None:
+        """``path`` relative to the top, with ``/`` ("" for the top), or None if outside."""
+        try:
+            relative = Path(os.path.abspath(path)).resolve().relative_to(self.top).as_posix()
+        except (ValueError, OSError):
+            return None
+        return "" if relative == "." else relative
+
+    def ignored(self, path: str | os.PathLike[str], is_dir: bool) -> bool:
+        """Whether git ignores ``path``, a folder when ``is_dir``."""
+        relative = self.relative(path)
+        return bool(relative) and self.ignored_relative(relative, is_dir)  # type: ignore[arg-type]
+
+    def ignored_relative(self, relative: str, is_dir: bool) -> bool:
+        """:meth:`ignored` for a path already relative to the top (``a/b.py``)."""
+        parts = relative.split("/")
+        suffix = "/" if is_dir else ""
+        for depth in range(len(parts) - 1, -1, -1):  # the deepest .gitignore first
+            spec = self._spec_of("/".join(parts[:depth]))
+            if spec is not None:
+                verdict = spec.verdict("/".join(parts[depth:]) + suffix)
+                if verdict is not None:
+                    return verdict
+        for spec in self._general:
+            verdict = spec.verdict(relative + suffix)
+            if verdict is not None:
+                return verdict
+        return False
+
+    def _spec_of(self, folder: str) -> _Patterns | None:
+        if folder not in self._per_folder:
+            self._per_folder[folder] = _read_spec(self.top / folder / ".gitignore")
+        return self._per_folder[folder]
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _linked_git_dir(top: Path, dot_git: Path) -> Path | None:
+    """The common git folder of a linked work tree or submodule (``.git`` is a file)."""
     try:
-        inside = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
-            capture_output=True, text=True, timeout=30)
-        if inside.returncode != 0 or inside.stdout.strip() != "true":
-            return files
-        relative = [os.path.relpath(f, root) for f in files]
-        checked = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "-z", "--stdin"],
-            input="\0".join(relative), capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return files
-    if checked.returncode not in (0, 1):
-        return files  # git could not tell (a path outside the work tree): keep everything
-    ignored = set(filter(None, checked.stdout.split("\0")))
-    return [f for f, r in zip(files, relative, strict=True) if r not in ignored]
+        text = _read_small(dot_git)
+    except OSError:
+        return None
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    git_dir = (top / text[len("gitdir:"):].strip()).resolve()
+    try:
+        common = _read_small(git_dir / "commondir")
+    except OSError:
+        return git_dir
+    return (git_dir / common.strip()).resolve() if common else git_dir
+
+
+def _global_excludes_file() -> Path:
+    config_home = os.environ.get("XDG_CONFIG_HOME") or ""
+    base = Path(config_home) if config_home else Path.home() / ".config"
+    return base / "git" / "ignore"
+
+
+#: Ignore files larger than this are not read (git's own limit is 100 MB).
+_MAX_IGNORE_FILE = 1 << 24
+
+
+def _read_small(path: Path) -> str | None:
+    """The text of a regular file that is not a link, or None; OSError when unreadable."""
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_IGNORE_FILE:
+        return None
+    with open(path, "rb") as handle:
+        return handle.read(_MAX_IGNORE_FILE).decode("utf-8", "surrogateescape")
+
+
+class _Patterns:
+    """The patterns of one ignore file, parsed by pathspec, asked about one path at a time.
+
+    pathspec's own matching answers for a whole path including its parent folders,
+    giving a folder's match lower priority; here folders are asked first and pruned
+    when ignored, so a path only needs the last pattern that matches the path
+    itself (git's rule within one file). A match of a pattern through one of the
+    path's parents (pathspec marks the folder's slash) does not count.
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        try:
+            parsed = GitIgnoreSpec.from_lines(lines).patterns
+        except (ValueError, TypeError):  # an invalid pattern: git skips that line alone
+            parsed = [p for line in lines for p in _parse_one(line)]
+        # Last first: the last pattern that matches decides.
+        self._patterns = [(p.regex, bool(p.include), str(p.pattern).rstrip().endswith("/**"))
+                          for p in reversed(parsed)
+                          if p.include is not None and p.regex is not None]
+
+    def verdict(self, path: str) -> bool | None:
+        """True (ignored), False (re-included by ``!``) or None (no pattern matches).
+        ``path`` is relative to the ignore file's folder, a folder's ending in ``/``."""
+        for regex, include, inside_only in self._patterns:
+            for match in regex.finditer(path):
+                if _matches_itself(match, path, inside_only):
+                    return include
+        return None
+
+
+def _matches_itself(match: re.Match[str], path: str, inside_only: bool) -> bool:
+    if match.re.groupindex.get("ps_d") is not None and match.group("ps_d") is not None:
+        return match.end("ps_d") == len(path)  # the slash of the path's own folder mark
+    if inside_only and match.end() == len(path):
+        return False  # "dir/**" matches what is inside dir, not dir itself
+    return True
+
+
+def _parse_one(line: str) -> list:  # type: ignore[type-arg]
+    try:
+        return list(GitIgnoreSpec.from_lines([line]).patterns)
+    except (ValueError, TypeError):
+        return []
+
+
+def _read_spec(path: Path) -> _Patterns | None:
+    try:
+        text = _read_small(path)
+    except (OSError, ValueError):
+        return None
+    if not text:
+        return None
+    patterns = _Patterns(text.splitlines())
+    return patterns if patterns._patterns else None
 
 
 def _has_python_shebang(path: Path) -> bool:
