@@ -9,8 +9,13 @@ not followed, so link loops do no harm. A file named on the command line is
 always processed.
 
 Writes go to a temporary file in the same folder, which then replaces the
-original (``os.replace``), keeping its permission bits. A file that changed on
-disk since it was read, or that is read-only, is left alone with an error.
+original (``os.replace``), keeping its permission bits, owner and group. A file
+with several hard links, or whose owner or group the new file cannot be given
+(not running as root), is instead rewritten in place, as black and ruff always
+do: its links, owner and group stay, at the cost of atomicity (on a failed write
+the original bytes are put back). A file that changed on disk since it was read,
+or that is read-only, is left alone with an error; so is a file reached through
+a symbolic link that leads outside the checked paths (:func:`outside_roots`).
 """
 
 from __future__ import annotations
@@ -305,20 +310,44 @@ def read_source(path: str) -> bytes:
         raise FileProblem(_reason(error)) from None
 
 
+def checked_roots(paths: Sequence[str]) -> tuple[str, ...]:
+    """The real folders a run may write in: each folder named, and the folder of each
+    file named (so a named link into another folder is not followed for writing)."""
+    roots = []
+    for raw in paths:
+        if raw == "-":
+            continue
+        path = os.path.abspath(raw)
+        roots.append(os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path)))
+    return tuple(roots)
+
+
+def outside_roots(path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path``, links resolved, lies outside every one of ``roots``."""
+    target = os.path.realpath(path)
+    return not any(target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+                   for root in roots)
+
+
 def write_atomic(path: str, data: bytes, expected: bytes) -> None:
-    """Replace the file at ``path`` by ``data`` if it still holds ``expected``."""
+    """Replace the file at ``path`` by ``data`` if it still holds ``expected``, keeping
+    its mode, owner, group and hard links (see the module's notes)."""
     target = os.path.realpath(path)
     try:
         with open(target, "rb") as handle:
             current = handle.read()
+            info = os.fstat(handle.fileno())
     except OSError as error:
         raise FileProblem(f"cannot re-read before writing: {_reason(error)}") from None
     if current != expected:
         raise FileProblem("changed on disk while nosync-fix was running; not written")
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    mode = stat.S_IMODE(info.st_mode)
     # No write bit at all means read-only, even for root, who could write anyway.
     if not os.access(target, os.W_OK) or not mode & 0o222:
         raise FileProblem("file is read-only; not written")
+    if info.st_nlink > 1:
+        _write_in_place(target, data, expected)  # a new file would break the links
+        return
     folder, name = os.path.split(target)
     try:
         descriptor, temporary = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.",
@@ -330,6 +359,14 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+            made = os.fstat(handle.fileno())
+        if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid) and hasattr(os, "chown"):
+            try:
+                os.chown(temporary, info.st_uid, info.st_gid)  # before chmod: it clears setuid
+            except PermissionError:  # only root gives files away: keep the file itself
+                os.unlink(temporary)
+                _write_in_place(target, data, expected)
+                return
         os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException as error:
@@ -340,6 +377,31 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
         if isinstance(error, OSError):
             raise FileProblem(f"cannot write: {_reason(error)}") from None
         raise
+
+
+def _write_in_place(target: str, data: bytes, expected: bytes) -> None:
+    """Overwrite the file itself (its inode: links, owner and group stay); if the write
+    fails half-way, put the original bytes back."""
+    try:
+        handle = open(target, "r+b")
+    except OSError as error:
+        raise FileProblem(f"cannot write: {_reason(error)}") from None
+    with handle:
+        try:
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+        except OSError as error:
+            try:
+                handle.seek(0)
+                handle.write(expected)
+                handle.truncate()
+                handle.flush()
+            except OSError:
+                raise FileProblem(f"cannot write, and the file may be damaged: "
+                                  f"{_reason(error)}") from None
+            raise FileProblem(f"cannot write: {_reason(error)}") from None
 
 
 def _reason(error: OSError) -> str:
