@@ -406,3 +406,15 @@ def test_long_operator_chain_python_accepts(project: Path) -> None:
     chain = " + ".join(["loss"] * 2500)
     data = TRAIN.replace("total += loss.item()", f"total += ({chain}).item()").encode()
     assert_fixed_in_place(data, run_fix(project, data, "chain.py"))
+
+
+@pytest.mark.parametrize("tool", ["5", '["x"]', '["nosync-fix"]', '"nosync-fix"'])
+def test_a_foreign_tool_key_in_a_parent_pyproject_is_not_ours(project: Path, tool: str) -> None:
+    (project / "pyproject.toml").write_text(f"tool = {tool}\n")
+    (project / "pkg").mkdir()
+    path = project / "pkg" / "train.py"
+    path.write_text(TRAIN)
+    result = CliRunner().invoke(main, ["--check", "pkg"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert result.exit_code == 1 and "NSY201" in result.output
+

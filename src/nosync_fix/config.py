@@ -174,7 +174,7 @@ def find_config(start: Path) -> Path | None:
                 data = _read_toml(candidate)
             except ConfigError:
                 return candidate  # report the broken file rather than skip it
-            if SECTION in data.get("tool", {}):
+            if SECTION in _tool_table(data):
                 return candidate
     return None
 
@@ -182,7 +182,7 @@ def find_config(start: Path) -> Path | None:
 def load_settings(path: Path) -> Settings:
     """Settings from a pyproject.toml ([tool.nosync-fix]) or a bare TOML file of our keys."""
     data = _read_toml(path)
-    table = data.get("tool", {}).get(SECTION) if "tool" in data else None
+    table = _tool_table(data).get(SECTION) if "tool" in data else None
     if table is None:
         if path.name == "pyproject.toml":
             table = {}
@@ -245,6 +245,13 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         return settings.validate()
     except ConfigError as error:
         raise ConfigError(f"{where}{error}") from None
+
+
+def _tool_table(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``[tool]``, or nothing when ``tool`` is not a table (``tool = 5``): it is not ours
+    to judge, and no [tool.nosync-fix] can be in it."""
+    tool = data.get("tool", {})
+    return tool if isinstance(tool, Mapping) else {}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
