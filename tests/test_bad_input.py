@@ -418,3 +418,13 @@ def test_a_foreign_tool_key_in_a_parent_pyproject_is_not_ours(project: Path, too
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert result.exit_code == 1 and "NSY201" in result.output
 
+
+def test_a_deeply_nested_toml_is_a_one_line_error(project: Path, good: Path) -> None:
+    (project / "pyproject.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    result = CliRunner().invoke(main, ["."])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "nested too deeply" in lines[0]
+    assert good.read_text() == TRAIN
+

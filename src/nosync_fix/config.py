@@ -260,6 +260,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
 
