@@ -428,3 +428,14 @@ def test_a_deeply_nested_toml_is_a_one_line_error(project: Path, good: Path) -> 
     assert len(lines) == 1 and "nested too deeply" in lines[0]
     assert good.read_text() == TRAIN
 
+
+@pytest.mark.parametrize("config", ['ignore = [""]', 'select = [" "]', 'extend-select = [""]',
+                                    'per-file-ignores = {"a.py" = [""]}'])
+def test_an_empty_rule_code_is_rejected(project: Path, good: Path, config: str) -> None:
+    (project / "pyproject.toml").write_text(f"[tool.nosync-fix]\n{config}\n")
+    result = CliRunner().invoke(main, ["."], catch_exceptions=False)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "empty rule code" in lines[0]
+    assert good.read_text() == TRAIN
+

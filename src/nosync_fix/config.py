@@ -122,6 +122,8 @@ class Settings:
 
 def check_selector(selector: str, where: str = "select") -> None:
     """Raise ConfigError unless ``selector`` names at least one rule."""
+    if not selector.strip():  # "" is a prefix of every code: it would select or ignore all
+        raise ConfigError(f"empty rule code in {where}")
     if selector.upper() == "ALL":
         return
     if not any(code.startswith(selector.upper()) for code in rule_codes()):
