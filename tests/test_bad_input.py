@@ -439,3 +439,11 @@ def test_an_empty_rule_code_is_rejected(project: Path, good: Path, config: str) 
     assert len(lines) == 1 and "empty rule code" in lines[0]
     assert good.read_text() == TRAIN
 
+
+@pytest.mark.parametrize("mode", [[], ["--check"]])
+def test_a_missing_path_is_not_all_checks_passed(project: Path, mode: list[str]) -> None:
+    (project / "clean.py").write_text("x = 1\n")
+    result = invoke(*mode, "nope.py", "clean.py")
+    assert result.exit_code == 2
+    assert "All checks passed" not in result.output
+    assert "error: nope.py: no such file or folder" in result.output
