@@ -447,3 +447,24 @@ def test_a_missing_path_is_not_all_checks_passed(project: Path, mode: list[str])
     assert result.exit_code == 2
     assert "All checks passed" not in result.output
     assert "error: nope.py: no such file or folder" in result.output
+
+
+def test_findings_of_a_file_that_could_not_be_written_are_reported(project: Path,
+                                                                   good: Path) -> None:
+    path = project / "frozen.py"
+    path.write_text(TRAIN + "\n\ndef more(ts):\n    s = 0.0\n    for t in ts:\n"
+                    "        print(t)\n    return s\n")
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    try:
+        checked = invoke("--no-cache", "--check", "frozen.py")
+        expected = [line for line in checked.output.splitlines() if "frozen.py:" in line]
+        assert expected
+        result = invoke("--no-cache", ".")
+        assert result.exit_code == 2
+        assert "read-only; not written" in result.output
+        # Every finding of the file as it is on disk, at its place there.
+        assert [line for line in result.output.splitlines()
+                if line.startswith("frozen.py:")] == expected
+        assert "All checks passed" not in result.output
+    finally:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)

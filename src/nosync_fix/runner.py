@@ -204,7 +204,17 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
                                 rules=rules_with_codes(codes))
     key = cache.key(filename, source, codes, fix, with_edits) if cache else None
-    return _finish(filename, source, result, mode), key
+    return _finish(filename, source, result, mode, settings, with_edits), key
+
+
+def _checked(filename: str, source: bytes, settings: Settings,
+             with_edits: bool) -> FixResult | None:
+    """The findings of ``source`` unfixed (for a file whose fixes could not be written)."""
+    from .engine import process_source
+
+    result = process_source(source, filename, settings, fix=False, with_edits=with_edits,
+                            rules=rules_with_codes(settings.codes_for(filename)))
+    return result if result.error is None else None
 
 
 @contextlib.contextmanager
@@ -241,17 +251,21 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     result = store.get(key, filename, source)
     if result is None:
         return None
-    return _finish(filename, source, result, mode)
+    return _finish(filename, source, result, mode, settings, with_edits)
 
 
-def _finish(filename: str, source: bytes, result: FixResult, mode: Mode) -> FileOutcome:
+def _finish(filename: str, source: bytes, result: FixResult, mode: Mode, settings: Settings,
+            with_edits: bool) -> FileOutcome:
     if result.error is not None:
         return FileOutcome(filename, result=result, error=result.error)
     if mode is Mode.FIX and result.changed:
         try:
             write_atomic(filename, result.fixed_bytes, source)
         except FileProblem as problem:
-            return FileOutcome(filename, result=result,
+            # The file stays as it was: report its findings there, as a check would (the
+            # fixed text's positions mean nothing in the file on disk).
+            return FileOutcome(filename, result=_checked(filename, source, settings,
+                                                         with_edits) or result,
                                error=FileError(filename, str(problem), "io"))
         return FileOutcome(filename, result=result, written=True)
     return FileOutcome(filename, result=result)
