@@ -18,6 +18,14 @@ settings.load_profile(os.environ.get("NOSYNC_HYPOTHESIS", "repeatable"))
 os.environ.setdefault("NO_COLOR", "1")
 
 
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path_factory, monkeypatch):
+    """Each test's own per-user cache folder (XDG_CACHE_HOME), never the developer's."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    return folder / "nosync-fix"
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A temporary project folder that is the working directory."""

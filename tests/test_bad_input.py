@@ -406,3 +406,65 @@ def test_long_operator_chain_python_accepts(project: Path) -> None:
     chain = " + ".join(["loss"] * 2500)
     data = TRAIN.replace("total += loss.item()", f"total += ({chain}).item()").encode()
     assert_fixed_in_place(data, run_fix(project, data, "chain.py"))
+
+
+@pytest.mark.parametrize("tool", ["5", '["x"]', '["nosync-fix"]', '"nosync-fix"'])
+def test_a_foreign_tool_key_in_a_parent_pyproject_is_not_ours(project: Path, tool: str) -> None:
+    (project / "pyproject.toml").write_text(f"tool = {tool}\n")
+    (project / "pkg").mkdir()
+    path = project / "pkg" / "train.py"
+    path.write_text(TRAIN)
+    result = CliRunner().invoke(main, ["--check", "pkg"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert result.exit_code == 1 and "NSY201" in result.output
+
+
+def test_a_deeply_nested_toml_is_a_one_line_error(project: Path, good: Path) -> None:
+    (project / "pyproject.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    result = CliRunner().invoke(main, ["."])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "nested too deeply" in lines[0]
+    assert good.read_text() == TRAIN
+
+
+@pytest.mark.parametrize("config", ['ignore = [""]', 'select = [" "]', 'extend-select = [""]',
+                                    'per-file-ignores = {"a.py" = [""]}'])
+def test_an_empty_rule_code_is_rejected(project: Path, good: Path, config: str) -> None:
+    (project / "pyproject.toml").write_text(f"[tool.nosync-fix]\n{config}\n")
+    result = CliRunner().invoke(main, ["."], catch_exceptions=False)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "empty rule code" in lines[0]
+    assert good.read_text() == TRAIN
+
+
+@pytest.mark.parametrize("mode", [[], ["--check"]])
+def test_a_missing_path_is_not_all_checks_passed(project: Path, mode: list[str]) -> None:
+    (project / "clean.py").write_text("x = 1\n")
+    result = invoke(*mode, "nope.py", "clean.py")
+    assert result.exit_code == 2
+    assert "All checks passed" not in result.output
+    assert "error: nope.py: no such file or folder" in result.output
+
+
+def test_findings_of_a_file_that_could_not_be_written_are_reported(project: Path,
+                                                                   good: Path) -> None:
+    path = project / "frozen.py"
+    path.write_text(TRAIN + "\n\ndef more(ts):\n    s = 0.0\n    for t in ts:\n"
+                    "        print(t)\n    return s\n")
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    try:
+        checked = invoke("--no-cache", "--check", "frozen.py")
+        expected = [line for line in checked.output.splitlines() if "frozen.py:" in line]
+        assert expected
+        result = invoke("--no-cache", ".")
+        assert result.exit_code == 2
+        assert "read-only; not written" in result.output
+        # Every finding of the file as it is on disk, at its place there.
+        assert [line for line in result.output.splitlines()
+                if line.startswith("frozen.py:")] == expected
+        assert "All checks passed" not in result.output
+    finally:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -61,6 +62,11 @@ def tree(project: Path) -> Path:
     return project
 
 
+def cache_folder(project: Path) -> Path:
+    """Where a run in ``project`` without a configuration keeps its cache."""
+    return cache_module.default_folder(Settings(root=project))
+
+
 def forbid_analysis(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("a cached file was analysed again")
@@ -89,7 +95,7 @@ def set_value(folder: Path, key: str, value: str) -> None:
                                   ["--diff"], ["--check", "--statistics"]])
 def test_second_run_is_answered_from_the_cache(tree: Path, monkeypatch, args) -> None:
     first = invoke(*args, ".")
-    assert entries(tree / ".nosync_cache")
+    assert entries(cache_folder(tree))
     forbid_analysis(monkeypatch)
     second = invoke(*args, ".")
     assert (second.exit_code, second.output) == (first.exit_code, first.output)
@@ -112,13 +118,13 @@ def test_a_cached_fix_is_written(project: Path) -> None:
     path = project / "train.py"
     path.write_text(TRAIN)
     assert invoke("--diff", "train.py").exit_code == 1  # computes and caches the fix
-    diff_cache = entries(project / ".nosync_cache")
+    diff_cache = entries(cache_folder(project))
     assert invoke("train.py").exit_code == 0  # fix mode: same key as --diff, from the cache
-    assert entries(project / ".nosync_cache") == diff_cache
+    assert entries(cache_folder(project)) == diff_cache
     assert "total += loss.detach()" in path.read_text()
 
 
-@pytest.mark.parametrize("change", ["bytes", "unsafe", "select", "all_paths", "tool"])
+@pytest.mark.parametrize("change", ["bytes", "unsafe", "select", "all_paths", "tool", "python"])
 def test_entries_are_never_stale(tree: Path, monkeypatch, change: str) -> None:
     invoke("--check", ".")
     calls = []
@@ -138,6 +144,8 @@ def test_entries_are_never_stale(tree: Path, monkeypatch, change: str) -> None:
         args[:0] = ["--ignore", "NSY201"]
     elif change == "all_paths":
         args.insert(0, "--all-paths")
+    elif change == "python":  # a parse error under 3.11 may be valid code under 3.12
+        monkeypatch.setattr(cache_module, "python_tag", lambda: "cpython 3.99")
     else:
         monkeypatch.setattr(cache_module, "tool_fingerprint", lambda: "another version")
     invoke(*args)
@@ -149,7 +157,7 @@ def test_entries_are_never_stale(tree: Path, monkeypatch, change: str) -> None:
 
 def test_corrupt_or_foreign_entries_are_ignored(tree: Path) -> None:
     first = invoke("--check", ".")
-    folder = tree / ".nosync_cache"
+    folder = cache_folder(tree)
     found = entries(folder)
     keys = sorted(found)
     set_value(folder, keys[0], "{not json")
@@ -162,17 +170,17 @@ def test_corrupt_or_foreign_entries_are_ignored(tree: Path) -> None:
 
 def test_a_broken_database_is_replaced(tree: Path) -> None:
     first = invoke("--check", ".")
-    (tree / ".nosync_cache" / "cache.sqlite").write_bytes(b"this is no database" * 100)
+    (cache_folder(tree) / "cache.sqlite").write_bytes(b"this is no database" * 100)
     for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
-        (tree / ".nosync_cache" / name).unlink(missing_ok=True)
+        (cache_folder(tree) / name).unlink(missing_ok=True)
     second = invoke("--check", ".")
     assert (second.exit_code, second.output) == (first.exit_code, first.output)
-    assert len(entries(tree / ".nosync_cache")) == 6
+    assert len(entries(cache_folder(tree))) == 6
 
 
 def test_no_cache_reads_and_writes_nothing(tree: Path, monkeypatch) -> None:
     invoke("--no-cache", "--check", ".")
-    assert not (tree / ".nosync_cache").exists()
+    assert not cache_folder(tree).exists()
     invoke("--check", ".")
     forbid_analysis(monkeypatch)
     with pytest.raises(AssertionError, match="analysed again"):
@@ -182,7 +190,7 @@ def test_no_cache_reads_and_writes_nothing(tree: Path, monkeypatch) -> None:
 def test_cache_dir_option_and_folder_markers(tree: Path, tmp_path: Path) -> None:
     folder = tmp_path / "elsewhere"
     invoke("--cache-dir", str(folder), "--check", ".")
-    assert not (tree / ".nosync_cache").exists()
+    assert not cache_folder(tree).exists()
     assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
     assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172")
 
@@ -193,8 +201,9 @@ def test_cache_beside_the_configuration(project: Path) -> None:
     (project / "pkg" / "train.py").write_text(TRAIN)
     os.chdir(project / "pkg")
     CliRunner().invoke(main, ["--check", "train.py"], catch_exceptions=False)
-    assert (project / ".nosync_cache").is_dir()
-    assert not (project / "pkg" / ".nosync_cache").exists()
+    assert cache_folder(project).is_dir()
+    assert not cache_folder(project / "pkg").exists()
+    assert not list(project.rglob(".nosync_cache"))
 
 
 def test_unwritable_cache_is_no_error(tree: Path, tmp_path: Path) -> None:
@@ -216,7 +225,7 @@ def test_parse_errors_are_cached_internal_errors_are_not(tree: Path, monkeypatch
         patch.setattr(rule.AccumulateOnDevice, "_candidate", broken)
         first = invoke("--check", ".")
     assert first.output.count("internal error") == 4
-    stored = entries(tree / ".nosync_cache").values()
+    stored = entries(cache_folder(tree)).values()
     assert [e["error"]["kind"] for e in stored if e["error"]] == ["parse"]
     second = invoke("--check", ".")
     assert "internal error" not in second.output and "broken.py: cannot parse" in second.output
@@ -232,10 +241,10 @@ def test_concurrent_runs_share_the_cache(tree: Path) -> None:
     outputs = [p.communicate() for p in procs]
     assert len({out for out, _ in outputs}) == 1
     assert [p.returncode for p in procs] == [2, 2, 2]
-    db = sqlite3.connect(tree / ".nosync_cache" / "cache.sqlite")
+    db = sqlite3.connect(cache_folder(tree) / "cache.sqlite")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     db.close()
-    assert len(entries(tree / ".nosync_cache")) == 36
+    assert len(entries(cache_folder(tree))) == 36
     again = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     assert again.stdout == outputs[0][0]
 
@@ -299,9 +308,9 @@ def test_entries_of_other_versions_are_dropped(tree: Path, monkeypatch) -> None:
     with monkeypatch.context() as patch:
         patch.setattr(cache_module, "tool_fingerprint", lambda: "an older version")
         invoke("--check", ".")
-    old = set(entries(tree / ".nosync_cache"))
+    old = set(entries(cache_folder(tree)))
     invoke("--check", ".")
-    new = set(entries(tree / ".nosync_cache"))
+    new = set(entries(cache_folder(tree)))
     assert len(old) == len(new) == 6 and not old & new
 
 
@@ -326,3 +335,156 @@ def test_a_run_answered_from_the_cache_loads_neither_rules_nor_libcst(tree: Path
                             check=True)
     assert second.stdout == first.stdout and "Found" in second.stdout
     assert second.stderr.strip().endswith("loaded:")
+
+
+# -- a cache must be safe on untrusted checkouts ----------------------------------------------
+
+PAYLOAD = "import os\nos.system('echo pwned')\n"
+
+
+def poisoned_database(tree: Path, attacker_home: Path, monkeypatch) -> Path:
+    """The attacker's own run on the same file (the same public key), its entries then
+    edited to carry a payload as the fixed text and no findings."""
+    with monkeypatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(attacker_home))
+        invoke("--diff", ".")
+        folder = cache_folder(tree)
+    db = sqlite3.connect(folder / "cache.sqlite")
+    with db:
+        for key, value in db.execute("SELECT key, value FROM entries").fetchall():
+            entry = json.loads(value)
+            entry.update(fixed=PAYLOAD, findings=[], applied=[], error=None)
+            db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry), key))
+    db.close()
+    return folder
+
+
+@pytest.mark.parametrize("where", ["shipped", "cache-dir"])
+def test_a_planted_cache_supplies_nothing(tree: Path, tmp_path: Path, monkeypatch,
+                                          where: str) -> None:
+    planted = poisoned_database(tree, tmp_path / "attacker", monkeypatch)
+    shipped = tree / ".nosync_cache"  # as it arrives with the sources
+    if planted != shipped:  # (where nosync-fix 0.1 kept its cache)
+        shipped.mkdir()
+        for name in os.listdir(planted):
+            (shipped / name).write_bytes((planted / name).read_bytes())
+    before = (shipped / "cache.sqlite").read_bytes()
+    args = ["--cache-dir", ".nosync_cache"] if where == "cache-dir" else []
+    result = invoke(*args, "--diff", ".")
+    assert "pwned" not in result.output
+    assert "total += loss.detach()" in result.output  # computed here, not replayed
+    result = invoke(*args, ".")
+    assert result.exit_code == 2  # broken.py
+    for name in ("train0.py", "clean.py", "unsafe.py"):
+        assert "pwned" not in (tree / name).read_text()
+    assert "total += loss.detach()" in (tree / "train0.py").read_text()
+    check = invoke(*args, "--check", "unsafe.py")  # findings are not hidden either
+    assert check.exit_code == 1 and "NSY201" in check.output
+    if where == "shipped":  # the default cache is elsewhere: the shipped one is not even read
+        assert (shipped / "cache.sqlite").read_bytes() == before
+
+
+def test_a_copied_database_of_another_user_is_no_hit(tree: Path, tmp_path: Path,
+                                                     monkeypatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "other-user"))
+        invoke("--check", ".")
+        theirs = cache_folder(tree)
+    mine = cache_folder(tree)
+    mine.mkdir(parents=True)
+    (mine / "cache.sqlite").write_bytes((theirs / "cache.sqlite").read_bytes())
+    calls = []
+    real = engine.process_source
+    monkeypatch.setattr(engine, "process_source",
+                        lambda source, name, *a, **k: calls.append(name) or real(
+                            source, name, *a, **k))
+    invoke("--check", "-j", "1", ".")
+    assert len(calls) == 6
+
+
+def test_the_secret_is_private_and_made_once(tree: Path, user_cache: Path) -> None:
+    invoke("--check", ".")
+    secret = user_cache / "secret.key"
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    first = secret.read_bytes()
+    assert len(first) == 32
+    invoke("--check", ".")
+    assert secret.read_bytes() == first
+    assert [p.name for p in user_cache.iterdir() if p.name.startswith(".secret")] == []
+
+
+def test_a_secret_others_can_read_is_not_used(tree: Path, user_cache: Path,
+                                              monkeypatch) -> None:
+    invoke("--check", ".")
+    os.chmod(user_cache / "secret.key", 0o644)
+    result = CliRunner().invoke(main, ["--isolated", "--check", "."])
+    assert "warning:" in result.output and "not private" in result.output
+    forbid_analysis(monkeypatch)
+    with pytest.raises(AssertionError, match="analysed again"):
+        invoke("--check", ".")
+
+
+def test_the_default_cache_is_outside_the_checked_tree(tree: Path, user_cache: Path) -> None:
+    invoke("--check", ".")
+    assert not (tree / ".nosync_cache").exists()
+    assert cache_folder(tree).parent == user_cache
+    assert (cache_folder(tree) / "cache.sqlite").is_file()
+
+
+def foreign_database(path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("CREATE TABLE entries (key TEXT PRIMARY KEY, tool TEXT, value TEXT)")
+        db.execute("INSERT INTO entries VALUES ('k', 'another program', 'precious')")
+    db.close()
+    return path.read_bytes()
+
+
+def test_another_programs_database_is_left_alone(tree: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "theirs"
+    before = foreign_database(folder / "cache.sqlite")
+    first = CliRunner().invoke(main, ["--isolated", "--cache-dir", str(folder), "--check", "."])
+    assert first.exit_code == 2  # broken.py
+    warnings = [line for line in first.output.splitlines() if "warning:" in line]
+    assert len(warnings) == 1 and "not a nosync-fix cache" in warnings[0]
+    assert (folder / "cache.sqlite").read_bytes() == before
+    assert sorted(os.listdir(folder)) == sorted(["cache.sqlite", ".gitignore", "CACHEDIR.TAG"])
+
+
+def test_a_symlinked_cache_folder_is_not_followed(tree: Path, tmp_path: Path) -> None:
+    target = tmp_path / "victim"
+    before = foreign_database(target / "cache.sqlite")
+    link = tree / ".nosync_cache"
+    os.symlink(target, link)
+    result = CliRunner().invoke(main, ["--isolated", "--cache-dir", str(link), "--check", "."])
+    assert "symbolic link" in result.output and result.exit_code == 2
+    assert sorted(os.listdir(target)) == ["cache.sqlite"]
+    assert (target / "cache.sqlite").read_bytes() == before
+
+
+def test_a_symlinked_database_file_is_not_followed(tree: Path, tmp_path: Path) -> None:
+    target = tmp_path / "victim.sqlite"
+    before = foreign_database(target)
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    os.symlink(target, folder / "cache.sqlite")
+    result = CliRunner().invoke(main, ["--isolated", "--cache-dir", str(folder), "--check", "."])
+    assert "not a regular file" in result.output
+    assert target.read_bytes() == before
+
+
+def test_a_damaged_page_is_repaired_once(tree: Path, monkeypatch) -> None:
+    for i in range(40):
+        (tree / f"more{i}.py").write_text(TRAIN.replace("total", f"total{i}"))
+    first = invoke("--check", ".")
+    database = cache_folder(tree) / "cache.sqlite"
+    data = bytearray(database.read_bytes())
+    assert len(data) > 3 * 4096
+    data[4096:] = b"\xa5" * (len(data) - 4096)  # every page past the header's: garbage
+    database.write_bytes(bytes(data))
+    second = invoke("--check", ".")
+    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+    forbid_analysis(monkeypatch)
+    third = invoke("--check", ".")  # repaired and refilled by the second run
+    assert (third.exit_code, third.output) == (first.exit_code, first.output)

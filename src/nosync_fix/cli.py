@@ -60,8 +60,8 @@ def _fail(message: str) -> None:
 @click.option("--no-cache", is_flag=True,
               help="Analyse every file, neither reading nor writing the cache.")
 @click.option("--cache-dir", default=None, metavar="PATH", type=click.Path(file_okay=False),
-              help="Where the cache lives [default: .nosync_cache next to the config, "
-                   "or in the working folder].")
+              help="Where the cache lives [default: a folder per project in the user's "
+                   "cache, $XDG_CACHE_HOME/nosync-fix or ~/.cache/nosync-fix].")
 @click.option("--exclude", multiple=True, metavar="GLOBS",
               help="Files and folders to skip, replacing the default list.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOBS",

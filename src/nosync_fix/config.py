@@ -122,6 +122,8 @@ class Settings:
 
 def check_selector(selector: str, where: str = "select") -> None:
     """Raise ConfigError unless ``selector`` names at least one rule."""
+    if not selector.strip():  # "" is a prefix of every code: it would select or ignore all
+        raise ConfigError(f"empty rule code in {where}")
     if selector.upper() == "ALL":
         return
     if not any(code.startswith(selector.upper()) for code in rule_codes()):
@@ -174,7 +176,7 @@ def find_config(start: Path) -> Path | None:
                 data = _read_toml(candidate)
             except ConfigError:
                 return candidate  # report the broken file rather than skip it
-            if SECTION in data.get("tool", {}):
+            if SECTION in _tool_table(data):
                 return candidate
     return None
 
@@ -182,7 +184,7 @@ def find_config(start: Path) -> Path | None:
 def load_settings(path: Path) -> Settings:
     """Settings from a pyproject.toml ([tool.nosync-fix]) or a bare TOML file of our keys."""
     data = _read_toml(path)
-    table = data.get("tool", {}).get(SECTION) if "tool" in data else None
+    table = _tool_table(data).get(SECTION) if "tool" in data else None
     if table is None:
         if path.name == "pyproject.toml":
             table = {}
@@ -247,12 +249,21 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         raise ConfigError(f"{where}{error}") from None
 
 
+def _tool_table(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``[tool]``, or nothing when ``tool`` is not a table (``tool = 5``): it is not ours
+    to judge, and no [tool.nosync-fix] can be in it."""
+    tool = data.get("tool", {})
+    return tool if isinstance(tool, Mapping) else {}
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
 

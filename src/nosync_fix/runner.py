@@ -14,7 +14,7 @@ from itertools import repeat
 
 from .cache import Cache, CacheStore
 from .config import Settings
-from .files import FileProblem, discover, read_source, write_atomic
+from .files import FileProblem, checked_roots, discover, outside_roots, read_source, write_atomic
 from .findings import FileError, FixResult
 from .rules import rules_with_codes
 
@@ -61,22 +61,29 @@ def run(
     compute is stored here (only this process opens the cache).
     """
     files, errors = discover(paths, settings)
+    roots = checked_roots(paths)
     if cache is None:
-        outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, None, None)
+        outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, None, None,
+                                roots)
     else:
         with cache.open() as store:
             outcomes = _process_all(files, settings, mode, jobs, with_edits, progress, cache,
-                                    store)
+                                    store, roots)
     return [FileOutcome(e.filename, error=e) for e in errors] + outcomes
 
 
 def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | None,
                  with_edits: bool, progress: Callable[[int, int], None] | None,
-                 cache: Cache | None, store: CacheStore | None) -> list[FileOutcome]:
+                 cache: Cache | None, store: CacheStore | None,
+                 roots: tuple[str, ...]) -> list[FileOutcome]:
+    # A file that resolves outside the checked paths (a symbolic link out of the tree) is
+    # never written: it is checked instead, and its findings reported with an error.
+    modes = [Mode.CHECK if mode is Mode.FIX and outside_roots(f, roots) else mode
+             for f in files]
     outcomes: list[FileOutcome | None] = [None] * len(files)
     pending: list[int] = []
     for index, filename in enumerate(files):
-        cached = _from_cache(filename, settings, mode, with_edits, cache, store)
+        cached = _from_cache(filename, settings, modes[index], with_edits, cache, store)
         if cached is None:
             pending.append(index)
         else:
@@ -94,16 +101,18 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
         # instead of one waiting for the other's last big file.
         pending.sort(key=lambda i: -_size(files[i]))
     todo = [files[i] for i in pending]
+    todo_modes = [modes[i] for i in pending]
     if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
         results: Iterable[tuple[FileOutcome, str | None]] = (
-            _work(f, settings, mode, with_edits, cache) for f in todo)
+            _work(f, settings, m, with_edits, cache)
+            for f, m in zip(todo, todo_modes, strict=True))
         pool = None
     else:
         pool = ProcessPoolExecutor(max_workers=workers)
         # Small chunks keep both workers busy to the end: a few files cost a hundred
         # times more than the rest, and they come in clusters (one package at a time).
         chunk = max(1, min(8, len(todo) // (workers * 16)))
-        results = pool.map(_work, todo, repeat(settings), repeat(mode), repeat(with_edits),
+        results = pool.map(_work, todo, repeat(settings), todo_modes, repeat(with_edits),
                            repeat(cache), chunksize=chunk)
     try:
         for index, (outcome, key) in zip(pending, results, strict=False):
@@ -117,7 +126,8 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
         # without an answer are retried one process each, so that only the culprit fails.
         for index in pending:
             if outcomes[index] is None:
-                outcome, key = _isolated(files[index], settings, mode, with_edits, cache)
+                outcome, key = _isolated(files[index], settings, modes[index], with_edits,
+                                         cache)
                 outcomes[index] = outcome
                 _remember(store, key, outcome)
                 done += 1
@@ -126,7 +136,18 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    return [o for o in outcomes if o is not None]
+    return [_not_written_outside(o, roots) if modes[i] is not mode else o
+            for i, o in enumerate(outcomes) if o is not None]
+
+
+def _not_written_outside(outcome: FileOutcome, roots: tuple[str, ...]) -> FileOutcome:
+    """The outcome of a file checked instead of fixed because it leads outside ``roots``."""
+    if outcome.error is not None:
+        return outcome
+    target = os.path.realpath(outcome.filename)
+    return FileOutcome(outcome.filename, result=outcome.result, error=FileError(
+        outcome.filename, f"is a symbolic link to {target}, outside the checked paths; "
+        "not written (its findings are listed)", "io"))
 
 
 def _size(filename: str) -> int:
@@ -159,7 +180,12 @@ def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
 
 def process_file(filename: str, settings: Settings, mode: Mode,
                  with_edits: bool = False) -> FileOutcome:
-    """Check or fix one file on disk; write it back in FIX mode when it changed."""
+    """Check or fix one file on disk; write it back in FIX mode when it changed
+    (never through a symbolic link that leads out of the file's folder)."""
+    roots = checked_roots([filename])
+    if mode is Mode.FIX and outside_roots(filename, roots):
+        return _not_written_outside(_work(filename, settings, Mode.CHECK, with_edits, None)[0],
+                                    roots)
     return _work(filename, settings, mode, with_edits, None)[0]
 
 
@@ -178,7 +204,17 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
                                 rules=rules_with_codes(codes))
     key = cache.key(filename, source, codes, fix, with_edits) if cache else None
-    return _finish(filename, source, result, mode), key
+    return _finish(filename, source, result, mode, settings, with_edits), key
+
+
+def _checked(filename: str, source: bytes, settings: Settings,
+             with_edits: bool) -> FixResult | None:
+    """The findings of ``source`` unfixed (for a file whose fixes could not be written)."""
+    from .engine import process_source
+
+    result = process_source(source, filename, settings, fix=False, with_edits=with_edits,
+                            rules=rules_with_codes(settings.codes_for(filename)))
+    return result if result.error is None else None
 
 
 @contextlib.contextmanager
@@ -215,17 +251,21 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     result = store.get(key, filename, source)
     if result is None:
         return None
-    return _finish(filename, source, result, mode)
+    return _finish(filename, source, result, mode, settings, with_edits)
 
 
-def _finish(filename: str, source: bytes, result: FixResult, mode: Mode) -> FileOutcome:
+def _finish(filename: str, source: bytes, result: FixResult, mode: Mode, settings: Settings,
+            with_edits: bool) -> FileOutcome:
     if result.error is not None:
         return FileOutcome(filename, result=result, error=result.error)
     if mode is Mode.FIX and result.changed:
         try:
             write_atomic(filename, result.fixed_bytes, source)
         except FileProblem as problem:
-            return FileOutcome(filename, result=result,
+            # The file stays as it was: report its findings there, as a check would (the
+            # fixed text's positions mean nothing in the file on disk).
+            return FileOutcome(filename, result=_checked(filename, source, settings,
+                                                         with_edits) or result,
                                error=FileError(filename, str(problem), "io"))
         return FileOutcome(filename, result=result, written=True)
     return FileOutcome(filename, result=result)

@@ -35,10 +35,17 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _nothing_found(summary: Summary) -> str:
+    """No findings: all passed, unless a path or file failed (its error follows)."""
+    if summary.errors:
+        return f"No findings, but {_plural(summary.errors, 'error')}."
+    return "All checks passed!"
+
+
 def summary_lines(summary: Summary, mode: Mode, unsafe_fixes: bool) -> list[str]:
     if mode is Mode.FIX:
         if summary.total == 0:
-            return ["All checks passed!"]
+            return [_nothing_found(summary)]
         parts = [f"{summary.fixed} fixed"]
         if summary.unsafe_only:
             parts.append(f"{summary.unsafe_only} fixable with --unsafe-fixes")
@@ -55,7 +62,7 @@ def summary_lines(summary: Summary, mode: Mode, unsafe_fixes: bool) -> list[str]
             lines.append(f"{summary.unsafe_only} more fixable with --unsafe-fixes.")
         return lines
     if summary.remaining == 0:
-        return ["All checks passed!"]
+        return [_nothing_found(summary)]
     lines = [f"Found {_plural(summary.remaining, 'finding')}."]
     if summary.fixable:
         lines.append(f"[*] {summary.fixable} fixable with `nosync-fix`"
