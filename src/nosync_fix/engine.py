@@ -584,7 +584,7 @@ def apply_rewrites(module: cst.Module, md: Metadata,
             AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
             needs_imports = True
     if needs_imports:
-        new_module = AddImportsVisitor(context).transform_module(new_module)
+        new_module = _add_imports(new_module, AddImportsVisitor(context))
     removals = [spec for rewrite in chosen for spec in rewrite.maybe_unused]
     if removals:
         context = CodemodContext()
@@ -592,6 +592,40 @@ def apply_rewrites(module: cst.Module, md: Metadata,
             RemoveImportsVisitor.remove_unused_import(context, spec.module, spec.obj)
         new_module = RemoveImportsVisitor(context).transform_module(new_module)
     return new_module, accepted
+
+
+def _add_imports(module: cst.Module, visitor: cst.CSTTransformer) -> cst.Module:
+    """``visitor`` (LibCST's AddImportsVisitor) applied to ``module`` without walking the
+    bodies of its functions and classes.
+
+    It only reads and edits the module's own statements, but its matchers visit every
+    node: fixing BART's 200 kB model file took 4.6 s with it, 3.4 s without. Top-level functions
+    and classes are shown to it as one bare name each (not a string, which could pass
+    for a docstring), with their leading lines, and put back with the leading lines the
+    visitor gave that name.
+    """
+    hidden: dict[str, cst.BaseStatement] = {}
+    shown: list[cst.BaseStatement] = []
+    for index, statement in enumerate(module.body):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            key = f"__nosync_hidden_{index}__"
+            hidden[key] = statement
+            statement = cst.SimpleStatementLine([cst.Expr(cst.Name(key))],
+                                                leading_lines=statement.leading_lines)
+        shown.append(statement)
+    light = visitor.transform_module(module.with_changes(body=shown))  # type: ignore[attr-defined]
+    body = []
+    for statement in light.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and (
+            len(statement.body) == 1) else None
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Name) and (
+                small.value.value in hidden):
+            # The visitor may change the lines above the first statement after the imports.
+            statement = hidden.pop(small.value.value).with_changes(
+                leading_lines=statement.leading_lines)
+        body.append(statement)
+    assert not hidden, "AddImportsVisitor dropped a statement"
+    return light.with_changes(body=body)
 
 
 class _Applier(cst.CSTTransformer):
