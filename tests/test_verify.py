@@ -20,6 +20,7 @@ from nosync_fix.verify.cli import main  # noqa: E402
 from nosync_fix.verify.compare import compare_text  # noqa: E402
 from nosync_fix.verify.coverage import changes, instrument  # noqa: E402
 from nosync_fix.verify.loading import VerifyUsageError  # noqa: E402
+from nosync_fix.verify.render import render  # noqa: E402
 from nosync_fix.verify.syncs import count_syncs  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -625,3 +626,87 @@ def test_cli_as_a_subprocess(original, tmp_path):
         capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 1, result.stderr
     assert "equivalence: FAILED" in result.stdout
+
+
+# -- repeated compiled calls: recompiles and eager fallback -------------------------------------
+
+PLAIN = '''
+import torch
+
+
+def step(x):
+    return x * 2 + 1
+
+
+def example_inputs(seed):
+    return (torch.full((4,), float(seed)),)
+'''
+
+#: Same values on every call, but dynamo guards on the global int: a recompile per call
+#: until the recompile limit, then eager mode.
+RECOMPILING = PLAIN.replace("def step(x):\n    return x * 2 + 1\n",
+                            "CALLS = 0\n\n\ndef step(x):\n    global CALLS\n    CALLS += 1\n"
+                            "    return x * 2 + CALLS // CALLS\n")
+
+
+def test_a_rewrite_that_recompiles_on_every_call_fails(tmp_path):
+    report = quick(write(tmp_path, "plain.py", PLAIN),
+                   after=write(tmp_path, "recompiling.py", RECOMPILING), measure_breaks=True)
+    assert report.equivalence.passed  # the values agree: only the repeated calls show it
+    assert report.before.repeats.calls == report.after.repeats.calls >= 20
+    assert (report.before.recompiles, report.before.eager_calls) == (0, 0)
+    assert report.after.recompiles >= 7 and report.after.repeats.recompile_limit
+    assert report.after.eager_calls >= 10  # past the limit the frame runs eagerly
+    assert any("recompiles on repeated calls" in p for p in report.problems)
+    assert any("falls back to eager" in p for p in report.problems)
+    text = render(report)
+    assert "recompiles over 20 calls" in text and "calls run eagerly" in text
+
+
+def test_deferred_output_is_not_flushed_between_repeated_calls(tmp_path):
+    """A deferred print in a compiled function: pending records pile up between calls, as
+    in a training loop (the verifier used to flush after every call and saw no recompile)."""
+    printing = PLAIN.replace("    return x * 2 + 1\n",
+                             "    y = x * 2 + 1\n    print(f'{y.sum().item():.3f}')\n"
+                             "    return y\n")
+    deferred = printing.replace(
+        "import torch\n", "import torch\nfrom nosync_fix.runtime import deferred_print, fmt, "
+        "item\n").replace("    print(f'{y.sum().item():.3f}')\n",
+                          "    deferred_print(fmt('{:.3f}', item(y.sum())))\n")
+    report = quick(write(tmp_path, "printing.py", printing),
+                   after=write(tmp_path, "deferred.py", deferred), measure_breaks=True)
+    assert report.equivalence.passed, report.equivalence.failures
+    assert report.after.repeats.calls >= 20
+    before, after = report.before.repeats, report.after.repeats
+    # Whatever the runtime does, the verdict follows the repeated calls.
+    recompiles = after.recompiles > before.recompiles
+    assert recompiles == any("recompiles on repeated calls" in p for p in report.problems)
+
+
+def test_a_skipped_frame_marks_breaks_as_a_lower_bound_and_a_moved_skip_fails(tmp_path):
+    loop = '''
+import torch
+
+
+def step(x):
+    total = 0.0
+    for row in x:
+        total += row.sum().item()
+        total += float(row.max())
+    return total
+
+
+def example_inputs(seed):
+    return (torch.arange(6.0).reshape(3, 2) + seed,)
+'''
+    moved = loop.replace("        total += row.sum().item()\n",
+                         "        total += row.sum().double()\n").replace(
+        "    return total\n", "    return float(total)\n")
+    report = quick(write(tmp_path, "loop.py", loop), after=write(tmp_path, "moved.py", moved),
+                   measure_breaks=True)
+    assert report.equivalence.passed, report.equivalence.failures
+    assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
+    assert report.as_dict()["after"]["graph_breaks_lower_bound"] is True
+    assert any("lower bounds" in p for p in report.problems), report.problems
+    text = render(report)
+    assert ">=1" in text and "a lower bound" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .breaks import REPEATS
 from .core import Report, VersionReport
 
 
@@ -56,17 +57,36 @@ def _speedup(ratio: float | None) -> str:
     return f"{1 / ratio:.2f}x slower"
 
 
+def _breaks_count(version: VersionReport) -> str:
+    """The count, with ">=" when dynamo skipped a frame (later breaks were not seen)."""
+    count = _num(version.graph_breaks)
+    return f">={count}" if version.breaks.lower_bound else count
+
+
+def _calls(version: VersionReport, what: str) -> str:
+    repeats = version.repeats
+    if repeats is None:
+        return "-"
+    if repeats.error:
+        return "failed"
+    value = repeats.recompiles if what == "recompiles" else repeats.eager_calls
+    limit = " (limit)" if what == "eager" and repeats.recompile_limit else ""
+    return f"{value}/{repeats.calls}{limit}"
+
+
 def table(report: Report) -> list[str]:
     """The comparison table (also used for examples/REPORT.md)."""
     b, a = report.before, report.after
     speedup = report.speedup
+    calls = (b.repeats or a.repeats).calls if (b.repeats or a.repeats) else REPEATS
     reads = "syncs / call" if report.device != "cpu" else "host reads / call"
     rows = [
         ("", "before", "after", "change"),
         ("graphs", _num(b.graph_count), _num(a.graph_count),
          _change(b.graph_count, a.graph_count)),
-        ("graph breaks", _num(b.graph_breaks), _num(a.graph_breaks),
-         _change(b.graph_breaks, a.graph_breaks)),
+        ("graph breaks", _breaks_count(b), _breaks_count(a),
+         _change(b.graph_breaks, a.graph_breaks)
+         + (" (lower bound)" if b.breaks.lower_bound or a.breaks.lower_bound else "")),
         ("  frames skipped", _num(b.breaks.frames_skipped if b.graph_breaks is not None
                                   else None),
          _num(a.breaks.frames_skipped if a.graph_breaks is not None else None), ""),
@@ -78,8 +98,10 @@ def table(report: Report) -> list[str]:
          _speedup(speedup["compiled"])),
         ("  fastest call", _fastest(b, True), _fastest(a, True), ""),
         ("first compiled call s", _num(b.compile_s), _num(a.compile_s), ""),
-        ("recompiles while timed", _num(b.recompiles), _num(a.recompiles),
+        (f"recompiles over {calls} calls", _calls(b, "recompiles"), _calls(a, "recompiles"),
          _change(b.recompiles, a.recompiles)),
+        ("  calls run eagerly", _calls(b, "eager"), _calls(a, "eager"),
+         _change(b.eager_calls, a.eager_calls)),
     ]
     if report.device != "cpu":
         rows.insert(5, ("cuda sync warnings / call",
@@ -175,14 +197,22 @@ def render(report: Report) -> str:
                                   ("after", report.after, report.after_lines)):
         if version.breaks.error:
             out.append(f"graph breaks {label}: not measured: {version.breaks.error}")
+        elif version.breaks.lower_bound:
+            out.append(f"graph breaks {label}: a lower bound: dynamo skipped "
+                       f"{version.breaks.frames_skipped} frame(s) ({version.breaks.frames_ok} of "
+                       f"{version.breaks.frames_total} converted) and did not look past the "
+                       "break that stopped it")
+            out.extend(_breaks(version, lines))
         elif version.breaks.reasons:
             out.append(f"graph breaks {label}:")
             out.extend(_breaks(version, lines))
         if version.syncs.by_site:
             out.append(f"host reads {label} (per call):")
             out.extend(_sites(version, lines))
+        repeats = version.repeats
         for what, error in (("import", version.load_error), ("eager run", version.eager_error),
-                            ("compile", version.compile_error)):
+                            ("compile", version.compile_error),
+                            ("repeated compiled call", repeats.error if repeats else None)):
             if error:
                 out.append(f"{what} failed {label}: {error}")
     if eq.warnings:
