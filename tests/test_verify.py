@@ -710,3 +710,37 @@ def example_inputs(seed):
     assert any("lower bounds" in p for p in report.problems), report.problems
     text = render(report)
     assert ">=1" in text and "a lower bound" in text
+
+
+# -- compiled equivalence ----------------------------------------------------------------------
+
+
+def test_a_rewrite_whose_compiled_output_differs_fails(tmp_path):
+    """Eager the two agree on every trial; compiled the rewrite is off by 0.47."""
+    compiled_only = PLAIN.replace(
+        "    return x * 2 + 1\n",
+        "    y = x * 2 + 1\n    if torch.compiler.is_compiling():\n        y = y + 0.47\n"
+        "    return y\n")
+    plain = write(tmp_path, "plain.py", PLAIN)
+    report = quick(plain, after=write(tmp_path, "compiled_only.py", compiled_only),
+                   measure_breaks=True)
+    eq = report.equivalence
+    assert eq.failed_trials == 0  # eager: identical
+    assert eq.compiled_trials == 3 and eq.compiled_failed == 3
+    assert not report.passed
+    assert eq.failures[0].path == "compiled: result"
+    assert "compiled trials" in render(report)
+    # the same file against itself passes compiled too
+    same = quick(plain, after=write(tmp_path, "same.py", PLAIN), measure_breaks=True)
+    assert same.passed and same.equivalence.compiled_trials == 3
+
+
+def test_compiled_printed_text_is_compared(tmp_path):
+    talk = PLAIN.replace("    return x * 2 + 1\n",
+                         "    print('n', x.shape[0])\n    return x * 2 + 1\n")
+    wrong = talk.replace("    print('n', x.shape[0])\n",
+                         "    print('n', x.shape[0] + int(torch.compiler.is_compiling()))\n")
+    report = quick(write(tmp_path, "talk.py", talk), after=write(tmp_path, "wrong.py", wrong),
+                   measure_breaks=True)
+    assert report.equivalence.failed_trials == 0 and report.equivalence.compiled_failed
+    assert any(f.path == "compiled: printed (stdout)" for f in report.equivalence.failures)

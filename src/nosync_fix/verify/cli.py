@@ -36,6 +36,10 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 @click.option("--trials", type=click.IntRange(min=1), default=20, show_default=True,
               help="Input seeds on which the two versions must agree.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The first seed.")
+@click.option("--compiled-trials", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Of the trials, how many also run both versions compiled with --backend: "
+                   "the compiled rewrite must agree with the eager original (or, where the "
+                   "compiler itself changes a value, with the compiled original).")
 @click.option("--backend", type=click.Choice(["inductor", "aot_eager", "eager"]),
               default="inductor", show_default=True,
               help="torch.compile backend: graphs, breaks and compiled time.")
@@ -54,7 +58,7 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
               help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
                    "still compiled once, with --backend).")
 def command(file: str, entry: str, inputs: str, after: str | None, device: str, trials: int,
-            seed: int, backend: str, repeat: int, json_out: str | None,
+            seed: int, compiled_trials: int, backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
             threads: int | None, no_timing: bool) -> int:
     """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
@@ -71,7 +75,8 @@ def command(file: str, entry: str, inputs: str, after: str | None, device: str, 
         report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
-                        measure_time=not no_timing, threads=threads)
+                        measure_time=not no_timing, threads=threads,
+                        compiled_trials=compiled_trials)
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
     text = render(report)

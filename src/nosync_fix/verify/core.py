@@ -6,7 +6,11 @@ The phases, each on fresh module objects seeded identically:
    called in eager mode while its host reads are counted; everything the call
    left behind is compared (see :mod:`.compare`), and the original runs
    instrumented to count the outcomes of the conditions the rewrite touched
-   (see :mod:`.coverage`);
+   (see :mod:`.coverage`). On the first ``compiled_trials`` seeds both versions
+   are also compiled with ``backend`` and called once more: the compiled
+   rewrite must agree with the eager original or with the compiled original
+   (where the compiler itself changes a value, both compiled versions share the
+   change), path by path;
 2. compiled: each version is compiled with ``backend`` from a clean slate
    (dynamo reset, inductor's caches off); its first call gives the graphs and
    graph breaks (see :mod:`.breaks`), then ``REPEATS`` more calls without a
@@ -170,6 +174,9 @@ class Equivalence:
     #: Trials in which the original itself raised, and the first such exception.
     original_raised: int = 0
     original_error: str | None = None
+    #: Trials also run compiled, and how many of those the compiled rewrite failed.
+    compiled_trials: int = 0
+    compiled_failed: int = 0
 
     @property
     def vacuous(self) -> bool:
@@ -179,7 +186,7 @@ class Equivalence:
     @property
     def passed(self) -> bool:
         return (self.fatal is None and self.failed_trials == 0 and self.trials > 0
-                and not self.vacuous)
+                and self.compiled_failed == 0 and not self.vacuous)
 
     def as_dict(self) -> dict[str, Any]:
         failures = [{"trial": f.trial, "seed": f.seed, "path": f.path, "detail": f.detail}
@@ -190,6 +197,8 @@ class Equivalence:
             "trials": self.trials,
             "passed": self.passed,
             "failed_trials": self.failed_trials,
+            "compiled_trials": self.compiled_trials,
+            "compiled_failed_trials": self.compiled_failed,
             "max_abs_diff": self.max_abs_diff,
             "failures": failures,
             "branch_coverage": [
@@ -402,6 +411,7 @@ def verify(
     rtol: float | None = None,
     atol: float | None = None,
     threads: int | None = None,
+    compiled_trials: int = 3,
 ) -> Report:
     """Verify the rewrite of ``file``: the fixer's output, or the file ``after``.
 
@@ -413,8 +423,9 @@ def verify(
     report instead. ``threads`` sets torch's intra-op threads for the run (fewer
     threads than cores keep timings steadier on a busy machine).
     """
-    if trials < 1 or repeat < 1 or warmup < 0:
-        raise VerifyUsageError("trials and repeat must be at least 1, warmup at least 0")
+    if trials < 1 or repeat < 1 or warmup < 0 or compiled_trials < 0:
+        raise VerifyUsageError("trials and repeat must be at least 1, warmup and "
+                               "compiled_trials at least 0")
     if threads is not None and threads < 1:
         raise VerifyUsageError("threads must be at least 1")
     if backend not in BACKENDS:
@@ -455,8 +466,9 @@ def verify(
     with importable_from(str(path.resolve().parent)):
         try:
             _Verification(report, before, rewritten, modules, entry, inputs, device, backend,
-                          repeat, warmup, rtol, atol).run(breaks=measure_breaks,
-                                                          timing=measure_time)
+                          repeat, warmup, rtol, atol,
+                          compiled_trials if measure_breaks or measure_time else 0,
+                          ).run(breaks=measure_breaks, timing=measure_time)
         finally:
             modules.close()
             torch._dynamo.reset()
@@ -502,7 +514,7 @@ class _Run:
 class _Verification:
     def __init__(self, report: Report, before: Source, after: Source, modules: LoadedModules,
                  entry: str, inputs: str, device: str, backend: str, repeat: int, warmup: int,
-                 rtol: float | None, atol: float | None) -> None:
+                 rtol: float | None, atol: float | None, compiled_trials: int = 0) -> None:
         self.report = report
         self.before, self.after = before, after
         self.modules = modules
@@ -510,6 +522,7 @@ class _Verification:
         self.device, self.backend = device, backend
         self.repeat, self.warmup = repeat, warmup
         self.rtol, self.atol = rtol, atol
+        self.compiled_trials = compiled_trials
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -594,6 +607,8 @@ class _Verification:
                     Failure(trial, seed, d.path, d.detail)
                     for d in comparison.differences[:max(0, min(room, 5))])
             self._compare_warnings(old, new, equivalence)
+            if trial < self.compiled_trials:
+                self._compiled_trial(trial, seed, old)
         for condition in probe.conditions:
             warning = condition.warning(report.trials)
             if warning:
@@ -627,6 +642,57 @@ class _Verification:
         run.rng = rng_state(self.device)
         run.printed, run.syncs = printed, syncs
         return run
+
+    def _call_compiled(self, source: Source, seed: int) -> _Run:
+        """One call of ``source``'s entry compiled with the backend, on a fresh module."""
+        module, entry, inputs = self._load(source, seed)
+        args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+        run = _Run(module, args, kwargs)
+        with quiet():
+            flush_deferred_output()
+        torch._dynamo.reset()
+        compiled = torch.compile(entry, backend=self.backend)
+        seed_everything(seed)
+        with dynamo_quiet(), captured() as printed:
+            try:
+                run.result = compiled(*args, **kwargs)
+            except Exception as error:
+                run.raised = Raised(type(error).__name__, str(error))
+            finally:
+                try:
+                    flush_deferred_output()
+                except Exception as error:
+                    print(f"[deferred output failed: {type(error).__name__}: {error}]",
+                          file=sys.stderr)
+        run.rng = rng_state(self.device)
+        run.printed = printed
+        return run
+
+    def _compiled_trial(self, trial: int, seed: int, eager_original: _Run) -> None:
+        """The compiled rewrite against the eager original and the compiled original."""
+        equivalence = self.report.equivalence
+        equivalence.compiled_trials += 1
+        try:
+            compiled_original = self._call_compiled(self.before, seed)
+            compiled_rewrite = self._call_compiled(self.after, seed)
+        except Exception as error:
+            equivalence.compiled_failed += 1
+            equivalence.failures.append(Failure(
+                trial, seed, "compiled: preparing",
+                f"{type(error).__name__}: {_first_line(str(error))}"))
+            return
+        finally:
+            torch._dynamo.reset()
+        against_eager = self._compare(eager_original, compiled_rewrite)
+        against_compiled = self._compare(compiled_original, compiled_rewrite)
+        differs_compiled = {d.path for d in against_compiled.differences}
+        wrong = [d for d in against_eager.differences if d.path in differs_compiled]
+        if wrong:
+            equivalence.compiled_failed += 1
+            room = MAX_FAILURES - len(equivalence.failures)
+            equivalence.failures.extend(
+                Failure(trial, seed, f"compiled: {d.path}", d.detail)
+                for d in wrong[:max(0, min(room, 5))])
 
     def _compare(self, old: _Run, new: _Run) -> Comparison:
         shared = sorted(set(_state_globals(old.module)) & set(_state_globals(new.module)))

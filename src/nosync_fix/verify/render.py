@@ -123,11 +123,15 @@ def _equivalence_line(report: Report) -> str:
         return f"equivalence: FAILED: {eq.fatal}"
     if eq.vacuous:
         return f"equivalence: NOT TESTED: the original raised on all {eq.trials} trials"
+    compiled = (f", {eq.compiled_trials} also compiled ({report.backend}) against the eager "
+                f"original" if eq.compiled_trials else ", not compared compiled")
     if eq.passed:
-        return (f"equivalence: passed ({eq.trials} trials, max abs diff "
+        return (f"equivalence: passed ({eq.trials} trials{compiled}, max abs diff "
                 f"{eq.max_abs_diff:.3g})")
-    return (f"equivalence: FAILED in {eq.failed_trials} of {eq.trials} trials "
-            f"(max abs diff {eq.max_abs_diff:.3g})")
+    failed = f"{eq.failed_trials} of {eq.trials} trials"
+    if eq.compiled_failed:
+        failed += f" and {eq.compiled_failed} of {eq.compiled_trials} compiled trials"
+    return f"equivalence: FAILED in {failed} (max abs diff {eq.max_abs_diff:.3g})"
 
 
 def _breaks(version: VersionReport, lines: list[str]) -> list[str]:
