@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 from nosync_fix.verify import assert_verified, verify  # noqa: E402
 from nosync_fix.verify.breaks import compile_and_observe  # noqa: E402
 from nosync_fix.verify.cli import main  # noqa: E402
-from nosync_fix.verify.compare import compare_text  # noqa: E402
+from nosync_fix.verify.compare import EXACT, FLOAT32, compare_text, tolerance_for  # noqa: E402
 from nosync_fix.verify.coverage import changes, instrument  # noqa: E402
 from nosync_fix.verify.loading import VerifyUsageError  # noqa: E402
 from nosync_fix.verify.render import render  # noqa: E402
@@ -50,13 +50,14 @@ def example_inputs(seed):
     return torch.randn(4, 3, generator=g) * scale, torch.randn(3, 3, generator=g)
 '''
 
-#: The right rewrite: the branch becomes a where, the sum stays on the device.
+#: The right rewrite: the branch becomes a where, the sum stays on the device, in float64
+#: as Python's was (what NSY201 writes: the verifier compares exactly).
 CORRECT = ORIGINAL.replace(
     "    if y.abs().max().item() > LIMIT:\n        y = y / y.abs().max()\n",
     "    y = torch.where(y.abs().max() > LIMIT, y / y.abs().max(), y)\n",
 ).replace(
     "        total += row.sum().item()\n",
-    "        total += row.sum().detach()\n    total = float(total)\n",
+    "        total += row.sum().detach().double()\n    total = float(total)\n",
 )
 assert CORRECT.count("torch.where") == 1 and CORRECT.count("float(total)") == 1
 
@@ -317,9 +318,9 @@ def test_deferred_output_is_flushed_and_compared(original, tmp_path):
         "import torch\n",
         "import torch\nfrom nosync_fix.runtime import deferred_print, fmt, item\n")
     deferred = deferred.replace(
-        '        total += row.sum().detach()\n    total = float(total)\n'
+        '        total += row.sum().detach().double()\n    total = float(total)\n'
         '    print(f"total {total:.4f}")\n',
-        '        total += row.sum().detach()\n'
+        '        total += row.sum().detach().double()\n'
         '    deferred_print(fmt("total {:.4f}", item(total, float)))\n'
         '    total = float(total)\n')
     assert "deferred_print" in deferred
@@ -443,7 +444,7 @@ def test_changes_and_instrumentation_find_the_touched_conditions():
 
 
 @pytest.mark.parametrize("old, new, same", [
-    ("loss 0.12345678\n", "loss 0.12345679\n", True),
+    ("loss 0.12345678\n", "loss 0.12345679\n", True),  # float32's tolerance (NSY501, NSY503)
     ("loss 0.1235\n", "loss 0.1234\n", True),  # one unit in the last printed digit
     ("loss 0.1235\n", "loss 0.1237\n", False),
     ("loss 0.123\n", "loss 0.1230\n", False),
@@ -453,7 +454,9 @@ def test_changes_and_instrumentation_find_the_touched_conditions():
     ("step 1 done\n", "step 1 Done\n", False),
 ])
 def test_printed_text_comparison(old, new, same):
-    assert (compare_text(old, new) == "") is same
+    assert (compare_text(old, new, tolerance=FLOAT32) == "") is same
+    if old != new:  # rules that promise identical text tolerate nothing
+        assert compare_text(old, new, tolerance=EXACT) != ""
 
 
 def test_timing_and_compiled_measurements(original, tmp_path):
@@ -707,7 +710,7 @@ def example_inputs(seed):
     assert report.equivalence.passed, report.equivalence.failures
     assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
     assert report.as_dict()["after"]["graph_breaks_lower_bound"] is True
-    assert any("lower bounds" in p for p in report.problems), report.problems
+    assert any("graph breaks not proven" in p for p in report.problems), report.problems
     text = render(report)
     assert ">=1" in text and "a lower bound" in text
 
@@ -744,3 +747,34 @@ def test_compiled_printed_text_is_compared(tmp_path):
                    measure_breaks=True)
     assert report.equivalence.failed_trials == 0 and report.equivalence.compiled_failed
     assert any(f.path == "compiled: printed (stdout)" for f in report.equivalence.failures)
+
+
+# -- exact text, per-rule tolerances -----------------------------------------------------------
+
+#: A deferred-print rewrite (NSY301's promise: byte-identical text) whose number is off in
+#: its last printed digit; and an accumulation in float32 where Python's was float64.
+LAST_DIGIT = CORRECT.replace('print(f"total {total:.4f}")',
+                             'print(f"total {total + 0.00006:.4f}")')
+FLOAT32_SUM = CORRECT.replace("row.sum().detach().double()", "row.sum().detach()")
+
+
+@pytest.mark.parametrize("wrong", [LAST_DIGIT, FLOAT32_SUM], ids=["last digit", "float32 sum"])
+def test_numbers_off_in_the_last_digit_fail_where_the_rule_promises_identical_output(
+        original, tmp_path, wrong):
+    after = write(tmp_path, "after.py", wrong)
+    report = quick(original, after=after, trials=6, rules=["NSY301", "NSY201"])
+    assert report.tolerance is EXACT and "tolerance: exact" in render(report)
+    assert not report.passed, "an exact rule tolerated a changed number"
+    # the same file under a rule whose page allows float32 rounding passes (text too)
+    loose = quick(original, after=after, trials=6, rules=["NSY503"])
+    assert loose.tolerance is FLOAT32 and loose.tolerance_rules == ["NSY503"]
+    if wrong is FLOAT32_SUM:
+        assert loose.equivalence.passed, loose.equivalence.failures
+
+
+def test_tolerances_are_per_rule_and_tight():
+    assert tolerance_for([]) == (EXACT, [])
+    assert tolerance_for(["NSY301", "NSY101"])[0] is EXACT
+    assert tolerance_for(["NSY301", "NSY503"]) == (FLOAT32, ["NSY503"])
+    chosen, _ = tolerance_for(["NSY502"])
+    assert chosen.rtol <= 1e-15 and chosen.text_numbers

@@ -52,6 +52,10 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
               help="Fixer rules to apply (when --after is not given).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Fixer rules not to apply.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply the fixes marked unsafe.")
+@click.option("--rules", "rules", multiple=True, metavar="CODES",
+              help="The rules the --after rewrite applies: their documented tolerances apply "
+                   "[default: exact values and byte-identical printed text]. Without --after "
+                   "the rules of the applied fixes set it.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="torch intra-op threads for the run [default: torch's choice].")
 @click.option("--no-timing", is_flag=True,
@@ -60,6 +64,7 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 def command(file: str, entry: str, inputs: str, after: str | None, device: str, trials: int,
             seed: int, compiled_trials: int, backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
+            rules: tuple[str, ...],
             threads: int | None, no_timing: bool) -> int:
     """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
 
@@ -76,7 +81,7 @@ def command(file: str, entry: str, inputs: str, after: str | None, device: str, 
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
                         measure_time=not no_timing, threads=threads,
-                        compiled_trials=compiled_trials)
+                        compiled_trials=compiled_trials, rules=_codes(rules))
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
     text = render(report)

@@ -47,7 +47,17 @@ from .breaks import (
     repeat_calls,
 )
 from .capture import Printed, captured
-from .compare import Comparison, Observation, Observer, Raised, compare, rng_state
+from .compare import (
+    EXACT,
+    Comparison,
+    Observation,
+    Observer,
+    Raised,
+    Tolerance,
+    compare,
+    rng_state,
+    tolerance_for,
+)
 from .coverage import PROBE, Condition, changes, instrument
 from .loading import (
     LoadedModules,
@@ -230,6 +240,10 @@ class Report:
     fixes: list[str] = field(default_factory=list)
     remaining_findings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: How far numbers may move (the loosest of the applied rules'; exact for none).
+    tolerance: Tolerance = EXACT
+    #: The rules that set the tolerance.
+    tolerance_rules: list[str] = field(default_factory=list)
     torch_version: str = torch.__version__
     python_version: str = platform.python_version()
     threads: int = field(default_factory=torch.get_num_threads)
@@ -264,10 +278,10 @@ class Report:
             moved = self.after.breaks.skipped_sites(self.after_lines) - \
                 self.before.breaks.skipped_sites(self.before_lines)
             if moved or (b is not None and not self.before.breaks.lower_bound):
-                found.append("dynamo skips a frame of the rewritten code at a break the "
-                             "original did not skip at (" + "; ".join(
+                found.append("graph breaks not proven: dynamo skips a frame of the rewritten "
+                             "code at a break the original did not skip at (" + "; ".join(
                                  sorted(f"{text or reason}" for reason, text in moved))
-                             + "): the break counts are lower bounds and prove nothing")
+                             + "), so both counts are lower bounds")
         found.extend(self._repeat_problems())
         sb, sa = self.before.syncs_per_call, self.after.syncs_per_call
         if sb is not None and sa is not None and sa > sb + 1e-9:
@@ -331,6 +345,9 @@ class Report:
             "changed": self.changed,
             "fixes": list(self.fixes),
             "remaining_findings": list(self.remaining_findings),
+            "tolerance": {"rtol": self.tolerance.rtol, "atol": self.tolerance.atol,
+                          "text_exact": not self.tolerance.text_numbers,
+                          "why": self.tolerance.why, "rules": list(self.tolerance_rules)},
             "before": self.before.as_dict(self.before_lines),
             "after": self.after.as_dict(self.after_lines),
             "equivalence": self.equivalence.as_dict(),
@@ -412,6 +429,7 @@ def verify(
     atol: float | None = None,
     threads: int | None = None,
     compiled_trials: int = 3,
+    rules: Iterable[str] | None = None,
 ) -> Report:
     """Verify the rewrite of ``file``: the fixer's output, or the file ``after``.
 
@@ -441,6 +459,11 @@ def verify(
     else:
         after_text = _read(Path(after), "after-file")
         after_name = str(Path(after).resolve())
+    if after is None:
+        codes = [fix.split()[0] for fix in fixes]
+    else:
+        codes = [c.strip().upper() for c in rules or () if c.strip()]
+    tolerance, tolerance_rules = tolerance_for(codes)
     before = Source("before", before_text, str(path.resolve()), str(file))
     rewritten = Source("after", after_text, after_name,
                        f"{file} (fixed)" if after is None else str(after))
@@ -451,7 +474,8 @@ def verify(
         device_name=device_name, backend=backend, trials=trials, seed=seed, repeat=repeat,
         before=VersionReport(before.filename), after=VersionReport(rewritten.filename),
         equivalence=Equivalence(), changed=after_text != before_text, fixes=fixes,
-        remaining_findings=remaining, before_lines=before_text.splitlines(),
+        remaining_findings=remaining, tolerance=tolerance, tolerance_rules=tolerance_rules,
+        before_lines=before_text.splitlines(),
         after_lines=after_text.splitlines())
     if device == "cpu":
         report.notes.append(CPU_NOTE)
@@ -683,8 +707,8 @@ class _Verification:
             return
         finally:
             torch._dynamo.reset()
-        against_eager = self._compare(eager_original, compiled_rewrite)
-        against_compiled = self._compare(compiled_original, compiled_rewrite)
+        against_eager = self._compare(eager_original, compiled_rewrite, compiled=True)
+        against_compiled = self._compare(compiled_original, compiled_rewrite, compiled=True)
         differs_compiled = {d.path for d in against_compiled.differences}
         wrong = [d for d in against_eager.differences if d.path in differs_compiled]
         if wrong:
@@ -694,7 +718,10 @@ class _Verification:
                 Failure(trial, seed, f"compiled: {d.path}", d.detail)
                 for d in wrong[:max(0, min(room, 5))])
 
-    def _compare(self, old: _Run, new: _Run) -> Comparison:
+    def _compare(self, old: _Run, new: _Run, *, compiled: bool = False) -> Comparison:
+        """Differences between two runs. Eager runs are held to the rules' tolerance;
+        compiled ones to torch.testing's dtype tolerances for values (the compiler
+        reorders float arithmetic) and to the rules' for printed text."""
         shared = sorted(set(_state_globals(old.module)) & set(_state_globals(new.module)))
         observations = []
         for run in (old, new):
@@ -711,7 +738,11 @@ class _Verification:
             observer.leaves.update(run.rng)
             observations.append(Observation(observer.leaves, run.printed.stdout,
                                             run.printed.stderr))
-        return compare(observations[0], observations[1], rtol=self.rtol, atol=self.atol)
+        tolerance = self.report.tolerance
+        rtol, atol = self.rtol, self.atol
+        if rtol is None and atol is None and not compiled:
+            rtol, atol = tolerance.rtol, tolerance.atol
+        return compare(observations[0], observations[1], rtol=rtol, atol=atol, text=tolerance)
 
     @staticmethod
     def _compare_warnings(old: _Run, new: _Run, equivalence: Equivalence) -> None:

@@ -179,6 +179,12 @@ def render(report: Report) -> str:
         out.append(note)
     if report.fixes:
         out.append("fixes applied: " + ", ".join(report.fixes))
+    tol = report.tolerance
+    if tol.exact:
+        out.append("tolerance: exact (values and printed text)")
+    else:
+        out.append(f"tolerance: rtol {tol.rtol:g}, atol {tol.atol:g}, printed numbers alike "
+                   f"({', '.join(report.tolerance_rules) or 'given'}: {tol.why})")
     if report.remaining_findings:
         out.append("findings left: " + ", ".join(report.remaining_findings))
     out.append("")
