@@ -471,6 +471,35 @@ def test_timing_and_compiled_measurements(original, tmp_path):
     assert data["speedup"]["eager"] == pytest.approx(
         data["before"]["eager_ms"] / data["after"]["eager_ms"], rel=1e-3)
     assert "CPU: no device queue, sync cost not represented" in data["notes"]
+    # the control pair: the original timed again, its distance from itself the noise band
+    assert data["threads"] == 1  # one thread by default
+    for mode in ("eager", "compiled"):
+        assert data["control"][mode]["repeats"] == 3
+        band = data["noise_band"][mode]
+        assert band is not None and band >= 0
+        assert data["within_noise"][mode] == (abs(data["speedup"][mode] - 1) <= band)
+
+
+def test_a_ratio_inside_the_noise_band_is_a_warning_not_a_claim():
+    from nosync_fix.verify.render import _speedup
+
+    assert _speedup(1.10, 0.25).startswith("within noise")
+    assert _speedup(2.0, 0.05) == "2.00x faster (noise ±5%)"
+    assert _speedup(0.5, 0.05) == "2.00x slower (noise ±5%)"
+
+
+def test_identical_code_is_within_noise_and_compiles_as_fast(original, tmp_path):
+    """The original against itself: no speed claim, and the first compile is not cheaper for
+    the version compiled second (3.08 s against 0.36 s before caches were reset)."""
+    report = verify(original, "step", after=write(tmp_path, "same.py", ORIGINAL), trials=1,
+                    repeat=5, backend="aot_eager", device="cpu", compiled_trials=0)
+    text = render(report)
+    b, a = report.before.compile_s, report.after.compile_s
+    assert max(b, a) / min(b, a) < 3, (b, a)
+    for mode, ratio in report.speedup.items():
+        if report.within_noise[mode]:
+            assert f"{ratio:.2f}x" not in text.split("warnings:")[0]
+            assert f"{mode} time: the original differs from itself" in text
 
 
 def test_checkpoint_puts_a_training_step_back_in_place():
@@ -558,6 +587,7 @@ def test_cli_exit_codes(original, tmp_path, capsys):
     code, out, _ = run_cli([original, *common, "--after", write(tmp_path, "a.py", CORRECT)],
                            capsys)
     assert code == 0 and "result: PASS" in out
+    assert "repeats" not in out and "no timing" in out  # --no-timing times nothing
     code, out, _ = run_cli([original, *common, "--after",
                             write(tmp_path, "b.py", WRONG["dropped branch"])], capsys)
     assert code == 1 and "result: FAIL" in out and "result[0]" in out

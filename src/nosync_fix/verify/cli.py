@@ -45,7 +45,9 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
               help="torch.compile backend: graphs, breaks and compiled time.")
 @click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True,
               help="Timed calls per version and mode (the first call and one more "
-                   "warm-up call are not timed).")
+                   "warm-up call are not timed). The original is timed a second time beside "
+                   "them: its distance from itself is the noise band printed beside each "
+                   "ratio, and a ratio inside the band is a warning, not a claim.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
               default=None, metavar="OUT", help="Also write the report as JSON ('-': stdout).")
 @click.option("--select", multiple=True, metavar="CODES",
@@ -56,8 +58,9 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
               help="The rules the --after rewrite applies: their documented tolerances apply "
                    "[default: exact values and byte-identical printed text]. Without --after "
                    "the rules of the applied fixes set it.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="torch intra-op threads for the run [default: torch's choice].")
+@click.option("--threads", type=click.IntRange(min=0), default=1, show_default=True,
+              help="torch intra-op threads for the run (0: torch's choice). One thread keeps "
+                   "timings steady on a busy machine.")
 @click.option("--no-timing", is_flag=True,
               help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
                    "still compiled once, with --backend).")
@@ -80,7 +83,7 @@ def command(file: str, entry: str, inputs: str, after: str | None, device: str, 
         report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
-                        measure_time=not no_timing, threads=threads,
+                        measure_time=not no_timing, threads=threads or None,
                         compiled_trials=compiled_trials, rules=_codes(rules))
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None

@@ -71,7 +71,7 @@ from .loading import (
     seed_everything,
 )
 from .syncs import SyncCount, count_syncs
-from .timing import Timed, Timing, time_pair
+from .timing import Timed, Timing, noise_band, time_group
 
 BACKENDS = ("inductor", "aot_eager", "eager")
 CPU_NOTE = "CPU: no device queue, sync cost not represented"
@@ -244,6 +244,10 @@ class Report:
     tolerance: Tolerance = EXACT
     #: The rules that set the tolerance.
     tolerance_rules: list[str] = field(default_factory=list)
+    #: The original timed again beside itself ("eager", "compiled"): the noise band.
+    control: dict[str, Timing] = field(default_factory=dict)
+    #: Timing was asked for (False: --no-timing).
+    timed: bool = True
     torch_version: str = torch.__version__
     python_version: str = platform.python_version()
     threads: int = field(default_factory=torch.get_num_threads)
@@ -324,6 +328,25 @@ class Report:
         return {"eager": _ratio(self.before.eager_ms, self.after.eager_ms),
                 "compiled": _ratio(self.before.compiled_ms, self.after.compiled_ms)}
 
+    @property
+    def noise(self) -> dict[str, float | None]:
+        """Per mode, the original's relative distance from itself (None: not timed)."""
+        out: dict[str, float | None] = {}
+        for mode in ("eager", "compiled"):
+            timing = self.before.eager if mode == "eager" else self.before.compiled
+            control = self.control.get(mode)
+            out[mode] = noise_band(timing, control) if timing and control else None
+        return out
+
+    @property
+    def within_noise(self) -> dict[str, bool | None]:
+        """Per mode: the ratio is no further from 1 than the noise band (no claim)."""
+        out: dict[str, bool | None] = {}
+        for mode, ratio in self.speedup.items():
+            band = self.noise[mode]
+            out[mode] = None if ratio is None or band is None else abs(ratio - 1.0) <= band
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "file": self.file,
@@ -352,6 +375,10 @@ class Report:
             "after": self.after.as_dict(self.after_lines),
             "equivalence": self.equivalence.as_dict(),
             "speedup": {k: _round(v) for k, v in self.speedup.items()},
+            "noise_band": {k: _round(v) for k, v in self.noise.items()},
+            "within_noise": self.within_noise,
+            "control": {k: v.as_dict() for k, v in self.control.items()},
+            "timed": self.timed,
             "passed": self.passed,
             "problems": self.problems,
             "exit_code": self.exit_code,
@@ -427,7 +454,7 @@ def verify(
     measure_time: bool = True,
     rtol: float | None = None,
     atol: float | None = None,
-    threads: int | None = None,
+    threads: int | None = 1,
     compiled_trials: int = 3,
     rules: Iterable[str] | None = None,
 ) -> Report:
@@ -438,8 +465,8 @@ def verify(
     tuple or ``(args, kwargs)``. Raises :class:`VerifyUsageError` for requests
     that cannot be carried out (missing file or function, no CUDA, a file that
     the fixer cannot parse); everything the code under test does wrong is in the
-    report instead. ``threads`` sets torch's intra-op threads for the run (fewer
-    threads than cores keep timings steadier on a busy machine).
+    report instead. ``threads`` sets torch's intra-op threads for the run: one by
+    default, which keeps timings steady on a busy machine (None: torch's choice).
     """
     if trials < 1 or repeat < 1 or warmup < 0 or compiled_trials < 0:
         raise VerifyUsageError("trials and repeat must be at least 1, warmup and "
@@ -476,7 +503,7 @@ def verify(
         equivalence=Equivalence(), changed=after_text != before_text, fixes=fixes,
         remaining_findings=remaining, tolerance=tolerance, tolerance_rules=tolerance_rules,
         before_lines=before_text.splitlines(),
-        after_lines=after_text.splitlines())
+        after_lines=after_text.splitlines(), timed=measure_time)
     if device == "cpu":
         report.notes.append(CPU_NOTE)
     if not report.changed:
@@ -754,21 +781,26 @@ class _Verification:
 
     def _eager_timing(self) -> None:
         calls = []
-        for source, version in self._versions():
+        versions = [*self._versions(), (self.before, None)]  # the last: the control
+        for source, version in versions:
             prepared = self._prepared(source, self.report.seed)
             if isinstance(prepared, str):
-                version.eager_error = prepared
+                if version is not None:
+                    version.eager_error = prepared
                 return
             entry, args, kwargs = prepared
             timed = self._timed(entry, args, kwargs)
             try:
                 timed.call()  # the first call is never timed
             except Exception as error:
-                version.eager_error = f"{type(error).__name__}: {_first_line(str(error))}"
+                if version is not None:
+                    version.eager_error = f"{type(error).__name__}: {_first_line(str(error))}"
                 return
             calls.append(timed)
-        self.report.before.eager, self.report.after.eager = time_pair(
-            calls[0], calls[1], repeats=self.repeat, warmup=self.warmup, device=self.device)
+        before, after, control = time_group(calls, repeats=self.repeat, warmup=self.warmup,
+                                            device=self.device)
+        self.report.before.eager, self.report.after.eager = before, after
+        self.report.control["eager"] = control
 
     def _compiled(self, timing: bool) -> None:
         """Graphs and breaks from the first compiled call of each version, recompiles over
@@ -792,10 +824,20 @@ class _Verification:
             compiled.append((observed, self._timed(observed.function, args, kwargs)))
         if not timing or any(observed.breaks.error for observed, _ in compiled):
             return
+        prepared = self._prepared(self.before, self.report.seed)  # the control
+        if isinstance(prepared, str):
+            return
+        entry, args, kwargs = prepared
+        with _fresh_compiler():
+            control = compile_and_observe(entry, args, kwargs, self.before.filename,
+                                          self.backend, self._now)
+        if control.breaks.error:
+            return
+        calls = [timed for _, timed in compiled] + [self._timed(control.function, args, kwargs)]
         with dynamo_quiet():
             try:
-                timings = time_pair(compiled[0][1], compiled[1][1], repeats=self.repeat,
-                                    warmup=self.warmup, device=self.device)
+                *timings, self.report.control["compiled"] = time_group(
+                    calls, repeats=self.repeat, warmup=self.warmup, device=self.device)
             except Exception as error:  # a recompilation that fails, for instance
                 message = f"{type(error).__name__}: {_first_line(str(error))}"
                 self.report.before.compile_error = self.report.after.compile_error = message
@@ -839,7 +881,6 @@ def _fresh_compiler() -> Iterator[None]:
             yield
     finally:
         inductor_config.force_disable_caches = saved
-        torch._dynamo.reset()
 
 
 def _quiet_call(entry: Any, args: tuple, kwargs: dict) -> Any:

@@ -49,12 +49,17 @@ def _change(before: float | None, after: float | None) -> str:
         else f"{delta:+.2f}"
 
 
-def _speedup(ratio: float | None) -> str:
+def _speedup(ratio: float | None, band: float | None = None) -> str:
+    """The ratio with the noise band beside it; no ratio when the band is wider than the
+    effect (the original differed from itself by more than the rewrite from the original)."""
     if ratio is None:
         return ""
+    noise = "" if band is None else f" (noise ±{band * 100:.0f}%)"
+    if band is not None and abs(ratio - 1.0) <= band:
+        return f"within noise: {abs(ratio - 1) * 100:.0f}% effect, ±{band * 100:.0f}% band"
     if ratio >= 1:
-        return f"{ratio:.2f}x faster"
-    return f"{1 / ratio:.2f}x slower"
+        return f"{ratio:.2f}x faster{noise}"
+    return f"{1 / ratio:.2f}x slower{noise}"
 
 
 def _breaks_count(version: VersionReport) -> str:
@@ -92,10 +97,11 @@ def table(report: Report) -> list[str]:
          _num(a.breaks.frames_skipped if a.graph_breaks is not None else None), ""),
         (reads, _num(b.syncs_per_call), _num(a.syncs_per_call),
          _change(b.syncs_per_call, a.syncs_per_call)),
-        ("eager ms", _ms(b, False), _ms(a, False), _speedup(speedup["eager"])),
+        ("eager ms", _ms(b, False), _ms(a, False),
+         _speedup(speedup["eager"], report.noise["eager"])),
         ("  fastest call", _fastest(b, False), _fastest(a, False), ""),
         (f"compiled ms ({report.backend})", _ms(b, True), _ms(a, True),
-         _speedup(speedup["compiled"])),
+         _speedup(speedup["compiled"], report.noise["compiled"])),
         ("  fastest call", _fastest(b, True), _fastest(a, True), ""),
         ("first compiled call s", _num(b.compile_s), _num(a.compile_s), ""),
         (f"recompiles over {calls} calls", _calls(b, "recompiles"), _calls(a, "recompiles"),
@@ -174,7 +180,7 @@ def render(report: Report) -> str:
     out.append(f"device {report.device} ({report.device_name}, {report.threads} torch "
                f"threads{load}), torch "
                f"{report.torch_version}, backend {report.backend}, {report.trials} trials, "
-               f"{report.repeat} repeats")
+               + (f"{report.repeat} repeats" if report.timed else "no timing"))
     for note in report.notes:
         out.append(note)
     if report.fixes:
@@ -225,9 +231,14 @@ def render(report: Report) -> str:
                             ("repeated compiled call", repeats.error if repeats else None)):
             if error:
                 out.append(f"{what} failed {label}: {error}")
-    if eq.warnings:
+    timing_warnings = [
+        f"{mode} time: the original differs from itself by {band * 100:.0f}%, more than "
+        f"the rewrite differs from it: no speed claim"
+        for mode, band in report.noise.items()
+        if band is not None and report.within_noise[mode]]
+    if eq.warnings or timing_warnings:
         out.append("warnings:")
-        out.extend(f"  {w}" for w in eq.warnings)
+        out.extend(f"  {w}" for w in [*eq.warnings, *timing_warnings])
     out.append("")
     if report.passed:
         out.append("result: PASS (same behaviour, no more graph breaks, no more syncs)")
