@@ -808,3 +808,39 @@ def test_tolerances_are_per_rule_and_tight():
     assert tolerance_for(["NSY301", "NSY503"]) == (FLOAT32, ["NSY503"])
     chosen, _ = tolerance_for(["NSY502"])
     assert chosen.rtol <= 1e-15 and chosen.text_numbers
+
+
+# -- a module inside a package -----------------------------------------------------------------
+
+
+@pytest.fixture
+def package(tmp_path: Path, monkeypatch) -> Path:
+    """tmp/proj/models/{__init__,helper,train}.py; train imports its sibling relatively."""
+    pkg = tmp_path / "proj" / "models"
+    pkg.mkdir(parents=True)
+    write(pkg, "__init__.py", "")
+    write(pkg, "helper.py", "LIMIT = 1.0\n")
+    write(pkg, "train.py", ORIGINAL.replace("LIMIT = 1.0\n", "from .helper import LIMIT\n"))
+    write(pkg, "train_fixed.py", CORRECT.replace("LIMIT = 1.0\n", "from .helper import LIMIT\n"))
+    monkeypatch.chdir(tmp_path / "proj")
+    return pkg
+
+
+def test_a_file_inside_a_package_is_verified_with_its_relative_imports(package):
+    report = quick(package / "train.py", after=package / "train_fixed.py")
+    assert report.passed, report.problems
+    assert any("package models" in note for note in report.notes)
+    wrong = write(package, "train_wrong.py", WRONG["wrong constant"].replace(
+        "LIMIT = 1.0\n", "from .helper import LIMIT\n"))
+    assert not quick(package / "train.py", after=wrong).passed
+
+
+@pytest.mark.parametrize("how", [["models.train:step"], ["-m", "models.train", "--entry",
+                                                         "step"]])
+def test_cli_takes_a_module_of_a_package(package, capsys, how):
+    code, out, err = run_cli([*how, "--after", package / "train_fixed.py", "--trials", "2",
+                              "--no-timing", "--device", "cpu", "--backend", "eager"], capsys)
+    assert code == 0, out + err
+    assert "result: PASS" in out and "package models" in out
+    code, _, err = run_cli(["-m", "models.absent:step", "--no-timing"], capsys)
+    assert code == 2 and "no Python source for module 'models.absent'" in err

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -23,9 +24,14 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--entry", required=True, metavar="NAME",
-              help="The function of FILE to run and measure.")
+@click.argument("file", required=False, metavar="FILE")
+@click.option("-m", "--module", "module", default=None, metavar="PKG.MOD[:ENTRY]",
+              help="Verify a module found on the current directory and sys.path instead of "
+                   "FILE, as `python -m` would run it (relative imports work). FILE may also "
+                   "be written PKG.MOD:ENTRY; a FILE inside a package is run as its module.")
+@click.option("--entry", default=None, metavar="NAME",
+              help="The function of FILE to run and measure (required unless given as "
+                   "PKG.MOD:ENTRY).")
 @click.option("--inputs", default="example_inputs", show_default=True, metavar="NAME",
               help="A function of FILE that takes a seed (and optionally device=) and returns "
                    "the entry's arguments: a tuple, or (args, kwargs).")
@@ -64,8 +70,9 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 @click.option("--no-timing", is_flag=True,
               help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
                    "still compiled once, with --backend).")
-def command(file: str, entry: str, inputs: str, after: str | None, device: str, trials: int,
-            seed: int, compiled_trials: int, backend: str, repeat: int, json_out: str | None,
+def command(file: str | None, module: str | None, entry: str | None, inputs: str,
+            after: str | None, device: str, trials: int, seed: int, compiled_trials: int,
+            backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
             rules: tuple[str, ...],
             threads: int | None, no_timing: bool) -> int:
@@ -76,10 +83,22 @@ def command(file: str, entry: str, inputs: str, after: str | None, device: str, 
     and has no more graph breaks and no more syncs than the original.
     """
     from .core import verify
-    from .loading import VerifyUsageError
+    from .loading import VerifyUsageError, resolve_module
     from .render import render
 
     try:
+        if module is not None and file is not None:
+            raise click.UsageError("give FILE or -m PKG.MOD, not both")
+        spec = module if module is not None else file
+        if spec is None:
+            raise click.UsageError("Missing argument 'FILE'.")
+        if module is not None or (":" in spec and not Path(spec).exists()):
+            path, named = resolve_module(spec)
+            file, entry = str(path), entry or named
+        elif Path(spec).is_dir():
+            raise click.UsageError(f"FILE {spec!r} is a directory")
+        if entry is None:
+            raise click.UsageError("Missing option '--entry' (or FILE as PKG.MOD:ENTRY).")
         report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,

@@ -67,6 +67,7 @@ from .loading import (
     function,
     importable_from,
     make_inputs,
+    package_of,
     quiet,
     seed_everything,
 )
@@ -509,12 +510,15 @@ def verify(
     if not report.changed:
         report.notes.append("the rewritten file is identical to the original")
 
-    modules = LoadedModules()
+    package, import_root = package_of(path)
+    if package:
+        report.notes.append(f"run as a module of package {package} (from {import_root})")
+    modules = LoadedModules(package)
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
         report.threads = threads
-    with importable_from(str(path.resolve().parent)):
+    with importable_from(str(import_root)):
         try:
             _Verification(report, before, rewritten, modules, entry, inputs, device, backend,
                           repeat, warmup, rtol, atol,
