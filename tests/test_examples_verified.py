@@ -54,6 +54,13 @@ def test_example_is_verified(path: Path, entry: str, unsafe_fixes: bool, monkeyp
         assert report.equivalence.passed, report.problems
         assert not [p for p in report.problems if "graph breaks" not in p], report.problems
     else:
-        assert report.passed, report.problems
+        # A safe fix may remove the read at which dynamo skipped the original's frame and
+        # leave the frame skipped at a later read the fixer does not touch (evaluate.py:
+        # `targets.extend(y.tolist())`): compiled, the rewrite only moved the skip, and the
+        # verifier now says so (both break counts are lower bounds). Nothing else may fail.
+        assert report.equivalence.passed, report.problems
+        unproven = [p for p in report.problems if p.startswith("graph breaks not proven")]
+        assert not unproven or report.before.breaks.lower_bound, report.problems
+        assert not [p for p in report.problems if p not in unproven], report.problems
     if report.changed:
         assert report.after.syncs_per_call < report.before.syncs_per_call

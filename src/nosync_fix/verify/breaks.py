@@ -13,6 +13,7 @@ breaks show only once the earlier ones are gone.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -21,8 +22,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
+from torch._dynamo.utils import counters
 
-from .loading import quiet
+from .loading import flush_deferred_output, quiet
+
+#: Compiled calls after the first one, over which recompiles are counted.
+REPEATS = 20
 
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)', re.MULTILINE)
 _AT = re.compile(r"in user code at (?P<file>.+):(?P<line>\d+)\s*$", re.MULTILINE)
@@ -59,10 +64,44 @@ class BreakReport:
     #: How many graph-break messages dynamo logged in all.
     events: int = 0
     error: str | None = None
+    #: Frames dynamo attempted and frames it converted on the first call
+    #: (``torch._dynamo.utils.counters["frames"]``).
+    frames_total: int = 0
+    frames_ok: int = 0
 
     @property
     def frames_skipped(self) -> int:
-        return sum(1 for r in self.reasons if r.frame_skipped)
+        return max(sum(1 for r in self.reasons if r.frame_skipped),
+                   self.frames_total - self.frames_ok)
+
+    @property
+    def lower_bound(self) -> bool:
+        """Dynamo gave up on a frame: breaks past the one that stopped it were not seen."""
+        return self.graph_breaks is not None and self.frames_skipped > 0
+
+    def skipped_sites(self, lines: list[str]) -> set[tuple[str, str]]:
+        """(reason, source text) of each break that made dynamo skip its frame."""
+        return {(r.reason, lines[r.line - 1].strip() if 0 < r.line <= len(lines) else "")
+                for r in self.reasons if r.frame_skipped}
+
+
+@dataclass
+class RepeatReport:
+    """What ``REPEATS`` further compiled calls on the same inputs did."""
+
+    calls: int = 0
+    #: Graphs compiled during those calls: guards that failed on same-shaped inputs.
+    recompiles: int = 0
+    #: Calls that ran fewer compiled graphs than the first call did (eager fallback).
+    eager_calls: int = 0
+    #: Dynamo said it reached its recompile limit (and runs the frame eagerly from then on).
+    recompile_limit: bool = False
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "recompiles": self.recompiles,
+                "eager_calls": self.eager_calls, "recompile_limit": self.recompile_limit,
+                "error": self.error}
 
 
 class _Collector(logging.Handler):
@@ -170,10 +209,18 @@ class CountingBackend:
     def __init__(self, backend: str) -> None:
         self.backend = torch._dynamo.lookup_backend(backend)
         self.graphs = 0
+        #: Compiled graphs run so far (each call of a graph the backend returned).
+        self.runs = 0
 
     def __call__(self, graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
         self.graphs += 1
-        return self.backend(graph, example_inputs)
+        compiled = self.backend(graph, example_inputs)
+
+        @functools.wraps(compiled)  # keeps _boxed_call and the like
+        def run(*args: Any, **kwargs: Any) -> Any:
+            self.runs += 1
+            return compiled(*args, **kwargs)
+        return run
 
 
 @dataclass
@@ -185,6 +232,8 @@ class CompiledEntry:
     breaks: BreakReport
     #: Seconds of the first call: compilation plus one run.
     first_call_s: float
+    #: Compiled graphs the first call ran.
+    first_runs: int = 0
 
 
 def compile_and_observe(fn: Callable[..., Any], args: tuple, kwargs: dict, filename: str,
@@ -197,6 +246,7 @@ def compile_and_observe(fn: Callable[..., Any], args: tuple, kwargs: dict, filen
     counter = CountingBackend(backend)
     compiled = torch.compile(fn, backend=counter)
     report = BreakReport()
+    counters.clear()
     started = clock()
     with _graph_break_log() as collected, quiet():
         try:
@@ -204,6 +254,8 @@ def compile_and_observe(fn: Callable[..., Any], args: tuple, kwargs: dict, filen
         except Exception as error:
             report.error = f"{type(error).__name__}: {_first_line(str(error))}"
     seconds = clock() - started
+    report.frames_total = counters["frames"]["total"]
+    report.frames_ok = counters["frames"]["ok"]
     if report.error is None:
         report.graph_count = counter.graphs
         found = [r for r in (parse_break(m, filename) for m in collected.messages)
@@ -215,7 +267,35 @@ def compile_and_observe(fn: Callable[..., Any], args: tuple, kwargs: dict, filen
             report.reasons = [BreakReason("graph break (reason not logged)", 0)] * (
                 counter.graphs - 1)
         report.graph_breaks = len(report.reasons)
-    return CompiledEntry(compiled, counter, report, seconds)
+    return CompiledEntry(compiled, counter, report, seconds, counter.runs)
+
+
+def repeat_calls(entry: CompiledEntry, args: tuple, kwargs: dict,
+                 calls: int = REPEATS) -> RepeatReport:
+    """Call a compiled entry ``calls`` more times, flushing deferred output only at the end."""
+    report = RepeatReport()
+    graphs = entry.backend.graphs
+    counters["unimplemented"].clear()
+    with _graph_break_log(), quiet():
+        try:
+            for _ in range(calls):
+                runs = entry.backend.runs
+                entry.function(*args, **kwargs)
+                report.calls += 1
+                if entry.backend.runs - runs < entry.first_runs:
+                    report.eager_calls += 1
+        except Exception as error:
+            report.error = f"{type(error).__name__}: {_first_line(str(error))}"
+        finally:
+            try:
+                flush_deferred_output()
+            except Exception as error:
+                report.error = report.error or (
+                    f"deferred output failed: {type(error).__name__}: {error}")
+    report.recompiles = entry.backend.graphs - graphs
+    report.recompile_limit = any("recompile limit" in key.lower()
+                                 or "cache_size_limit" in key for key in counters["unimplemented"])
+    return report
 
 
 def _distinct(reasons: list[BreakReason]) -> list[BreakReason]:

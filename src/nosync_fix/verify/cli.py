@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -23,9 +24,14 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--entry", required=True, metavar="NAME",
-              help="The function of FILE to run and measure.")
+@click.argument("file", required=False, metavar="FILE")
+@click.option("-m", "--module", "module", default=None, metavar="PKG.MOD[:ENTRY]",
+              help="Verify a module found on the current directory and sys.path instead of "
+                   "FILE, as `python -m` would run it (relative imports work). FILE may also "
+                   "be written PKG.MOD:ENTRY; a FILE inside a package is run as its module.")
+@click.option("--entry", default=None, metavar="NAME",
+              help="The function of FILE to run and measure (required unless given as "
+                   "PKG.MOD:ENTRY).")
 @click.option("--inputs", default="example_inputs", show_default=True, metavar="NAME",
               help="A function of FILE that takes a seed (and optionally device=) and returns "
                    "the entry's arguments: a tuple, or (args, kwargs).")
@@ -36,26 +42,39 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 @click.option("--trials", type=click.IntRange(min=1), default=20, show_default=True,
               help="Input seeds on which the two versions must agree.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The first seed.")
+@click.option("--compiled-trials", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Of the trials, how many also run both versions compiled with --backend: "
+                   "the compiled rewrite must agree with the eager original (or, where the "
+                   "compiler itself changes a value, with the compiled original).")
 @click.option("--backend", type=click.Choice(["inductor", "aot_eager", "eager"]),
               default="inductor", show_default=True,
               help="torch.compile backend: graphs, breaks and compiled time.")
 @click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True,
               help="Timed calls per version and mode (the first call and one more "
-                   "warm-up call are not timed).")
+                   "warm-up call are not timed). The original is timed a second time beside "
+                   "them: its distance from itself is the noise band printed beside each "
+                   "ratio, and a ratio inside the band is a warning, not a claim.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
               default=None, metavar="OUT", help="Also write the report as JSON ('-': stdout).")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Fixer rules to apply (when --after is not given).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Fixer rules not to apply.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply the fixes marked unsafe.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="torch intra-op threads for the run [default: torch's choice].")
+@click.option("--rules", "rules", multiple=True, metavar="CODES",
+              help="The rules the --after rewrite applies: their documented tolerances apply "
+                   "[default: exact values and byte-identical printed text]. Without --after "
+                   "the rules of the applied fixes set it.")
+@click.option("--threads", type=click.IntRange(min=0), default=1, show_default=True,
+              help="torch intra-op threads for the run (0: torch's choice). One thread keeps "
+                   "timings steady on a busy machine.")
 @click.option("--no-timing", is_flag=True,
               help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
                    "still compiled once, with --backend).")
-def command(file: str, entry: str, inputs: str, after: str | None, device: str, trials: int,
-            seed: int, backend: str, repeat: int, json_out: str | None,
+def command(file: str | None, module: str | None, entry: str | None, inputs: str,
+            after: str | None, device: str, trials: int, seed: int, compiled_trials: int,
+            backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
+            rules: tuple[str, ...],
             threads: int | None, no_timing: bool) -> int:
     """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
 
@@ -64,14 +83,27 @@ def command(file: str, entry: str, inputs: str, after: str | None, device: str, 
     and has no more graph breaks and no more syncs than the original.
     """
     from .core import verify
-    from .loading import VerifyUsageError
+    from .loading import VerifyUsageError, resolve_module
     from .render import render
 
     try:
+        if module is not None and file is not None:
+            raise click.UsageError("give FILE or -m PKG.MOD, not both")
+        spec = module if module is not None else file
+        if spec is None:
+            raise click.UsageError("Missing argument 'FILE'.")
+        if module is not None or (":" in spec and not Path(spec).exists()):
+            path, named = resolve_module(spec)
+            file, entry = str(path), entry or named
+        elif Path(spec).is_dir():
+            raise click.UsageError(f"FILE {spec!r} is a directory")
+        if entry is None:
+            raise click.UsageError("Missing option '--entry' (or FILE as PKG.MOD:ENTRY).")
         report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
-                        measure_time=not no_timing, threads=threads)
+                        measure_time=not no_timing, threads=threads or None,
+                        compiled_trials=compiled_trials, rules=_codes(rules))
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
     text = render(report)

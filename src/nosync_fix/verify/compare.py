@@ -9,9 +9,16 @@ the random number generators, an exception if one was raised, and what was
 printed. Two observations are equal when they have the same paths, each leaf has
 the same type and equal values: tensors with ``torch.testing.assert_close``
 (dtype-aware tolerances, and dtype, shape, device and ``requires_grad`` must
-match), Python floats with float32's tolerances (they nearly always come from
-float32 tensors, and a rewrite may sum on the device in float32 where Python
-summed in float64), everything else exactly.
+match), Python floats and numbers in printed text with the tolerance of the
+rules that made the rewrite (:data:`RULE_TOLERANCES`), everything else exactly.
+
+Tolerances are per rule and tight: a rule that computes the same values with
+the same operations (a branch turned into ``torch.where``, a float64
+accumulator on the device, a deferred print) promises identical values and
+byte-identical text, so nothing is tolerated; only rules whose pages say that
+the last bits may change (a cast kept in the tensor's precision, a sum in
+another order, host math moved to device float64) allow that much. A rewrite
+given with ``--after`` and no ``--rules`` is held to the exact standard.
 """
 
 from __future__ import annotations
@@ -26,10 +33,56 @@ from typing import Any
 
 import torch
 
-#: Tolerances for Python floats and for numbers in printed text: float32's defaults
-#: in torch.testing.assert_close.
+#: float32's defaults in torch.testing.assert_close.
 FLOAT_RTOL = 1.3e-6
 FLOAT_ATOL = 1e-5
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far the rewrite's numbers may move: floats and tensors within ``rtol``/``atol``,
+    numbers in printed text too when ``text_numbers`` (otherwise the text is exact)."""
+
+    rtol: float
+    atol: float
+    text_numbers: bool
+    why: str
+
+    @property
+    def exact(self) -> bool:
+        return self.rtol == 0 and self.atol == 0 and not self.text_numbers
+
+
+EXACT = Tolerance(0.0, 0.0, False, "same operations on the same values: identical results "
+                                   "and byte-identical text")
+#: float32 rounding: the rewrite computes in the tensor's float32 where the original used
+#: Python's float64, or adds in another order.
+FLOAT32 = Tolerance(FLOAT_RTOL, FLOAT_ATOL, True, "float32 rounding (another precision or "
+                                                  "order of additions)")
+#: float64 on the device where ``math`` computed in float64 on the host: libm and torch's
+#: kernels may differ in the last bit or two.
+FLOAT64 = Tolerance(1e-15, 1e-300, True, "float64 on the device against Python's math: the "
+                                         "last bits may differ")
+#: Each rule's promise, as its page states it (docs/rules/<CODE>.md).
+RULE_TOLERANCES: dict[str, Tolerance] = {
+    "NSY101": EXACT, "NSY102": EXACT, "NSY201": EXACT, "NSY202": EXACT, "NSY203": EXACT,
+    "NSY204": EXACT, "NSY301": EXACT, "NSY302": EXACT, "NSY303": EXACT, "NSY401": EXACT,
+    "NSY501": FLOAT32, "NSY502": FLOAT64, "NSY503": FLOAT32, "NSY504": EXACT,
+}
+
+
+def tolerance_for(codes: list[str]) -> tuple[Tolerance, list[str]]:
+    """The loosest tolerance among the rules ``codes`` (EXACT for none), and the rules that set
+    it. An unknown code gets float32's tolerance (a rule added since this table was written)."""
+    chosen, by = EXACT, []
+    for code in sorted(set(codes)):
+        tolerance = RULE_TOLERANCES.get(code, FLOAT32)
+        if (tolerance.rtol, tolerance.atol, tolerance.text_numbers) > (
+                chosen.rtol, chosen.atol, chosen.text_numbers):
+            chosen, by = tolerance, [code]
+        elif tolerance == chosen and not chosen.exact:
+            by.append(code)
+    return chosen, by
 _MAX_DEPTH = 12
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device,
             torch.Size, enum.Enum)
@@ -192,8 +245,12 @@ def rng_state(device: str) -> dict[str, Any]:
 
 
 def compare(before: Observation, after: Observation, *, rtol: float | None = None,
-            atol: float | None = None) -> Comparison:
-    """Every difference between two observations (empty when the calls agree)."""
+            atol: float | None = None, text: Tolerance | None = None) -> Comparison:
+    """Every difference between two observations (empty when the calls agree).
+
+    ``rtol``/``atol`` None: torch.testing's dtype defaults for tensors, float32's for
+    floats. ``text``: how numbers in printed text may differ (None: float32's tolerance).
+    """
     result = Comparison()
     only_before = [p for p in before.leaves if p not in after.leaves]
     only_after = [p for p in after.leaves if p not in before.leaves]
@@ -207,7 +264,8 @@ def compare(before: Observation, after: Observation, *, rtol: float | None = Non
             if detail:
                 result.differences.append(Difference(path, detail))
     for stream in ("stdout", "stderr"):
-        detail = compare_text(getattr(before, stream), getattr(after, stream), result)
+        detail = compare_text(getattr(before, stream), getattr(after, stream), result,
+                              tolerance=text)
         if detail:
             result.differences.append(Difference(f"printed ({stream})", detail))
     return result
@@ -285,21 +343,28 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!
                      r"|(?<![\w.])[-+]?(?:nan|inf)(?![\w.])")
 
 
-def compare_text(old: str, new: str, result: Comparison | None = None) -> str:
+def compare_text(old: str, new: str, result: Comparison | None = None,
+                 tolerance: Tolerance | None = None) -> str:
     """"" when two printed texts say the same; otherwise what differs.
 
-    Numbers may differ within float32's tolerance, or by one unit in their last
-    printed digit (the rounding of two values that agree to that tolerance);
-    their form may not change ("1" and "1.0", "0.123" and "0.1235" differ).
-    Everything else must be identical.
+    With an exact ``tolerance`` (no ``text_numbers``) the texts must be identical.
+    Otherwise numbers may differ within the tolerance (float32's by default), or
+    by one unit in their last printed digit (the rounding of two values that agree
+    to that tolerance); their form may not change ("1" and "1.0", "0.123" and
+    "0.1235" differ). Everything else must be identical.
     """
+    tolerance = FLOAT32 if tolerance is None else tolerance
     if old == new:
         return ""
+    if not tolerance.text_numbers:
+        if sorted(old.splitlines()) == sorted(new.splitlines()):
+            return "the same lines in a different order" + _where(old, new)
+        return "the text differs (compared exactly)" + _where(old, new)
     old_parts, new_parts = _NUMBER.split(old), _NUMBER.split(new)
     old_numbers, new_numbers = _NUMBER.findall(old), _NUMBER.findall(new)
     if old_parts == new_parts and len(old_numbers) == len(new_numbers):
         bad = [(a, b) for a, b in zip(old_numbers, new_numbers, strict=True)
-               if not _same_number(a, b, result)]
+               if not _same_number(a, b, result, tolerance)]
         if not bad:
             return ""
         a, b = bad[0]
@@ -319,7 +384,7 @@ def _where(old: str, new: str) -> str:
     return ""
 
 
-def _same_number(a: str, b: str, result: Comparison | None) -> bool:
+def _same_number(a: str, b: str, result: Comparison | None, tolerance: Tolerance) -> bool:
     if a == b:
         return True
     if ("." in a) != ("." in b) or ("e" in a.lower()) != ("e" in b.lower()):
@@ -336,7 +401,7 @@ def _same_number(a: str, b: str, result: Comparison | None) -> bool:
     # Rounding at the last printed decimal may differ by one unit; integers must be exact.
     fixed_point = decimals_a == decimals_b and decimals_a > 0 and "e" not in a.lower()
     quantum = 10.0 ** -decimals_a if fixed_point else 0.0
-    return diff <= max(FLOAT_ATOL + FLOAT_RTOL * abs(x), quantum * 1.000001)
+    return diff <= max(tolerance.atol + tolerance.rtol * abs(x), quantum * 1.000001)
 
 
 def _decimals(number: str) -> int:

@@ -14,12 +14,14 @@ import inspect
 import io
 import itertools
 import linecache
+import os
 import random
 import sys
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -75,8 +77,10 @@ def register_source(source: Source) -> None:
 class LoadedModules:
     """Keeps track of the modules created for one verification and removes them at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, package: str | None = None) -> None:
         self._names: list[str] = []
+        #: The package the file belongs to: its relative imports resolve there.
+        self.package = package
 
     def load(self, source: Source, seed: int, *, tree: ast.Module | None = None,
              extra_globals: dict[str, Any] | None = None) -> types.ModuleType:
@@ -87,6 +91,8 @@ class LoadedModules:
         name = f"_nosync_verify_{source.label}_{next(_names)}"
         module = types.ModuleType(name)
         module.__file__ = source.filename
+        if self.package:
+            module.__package__ = self.package
         if extra_globals:
             module.__dict__.update(extra_globals)
         register_source(source)
@@ -135,6 +141,43 @@ def importable_from(directory: str) -> Iterator[None]:
             sys.path.remove(directory)
         except ValueError:
             pass
+
+
+def package_of(path: Path) -> tuple[str | None, Path]:
+    """The dotted package a file belongs to (None: not in a package), and the directory to
+    import from: the one above its top package, as ``python -m pkg.mod`` run there would,
+    or the file's own directory, as ``python file.py`` would."""
+    path = path.resolve()
+    parts: list[str] = []
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not parts:
+        return None, path.parent
+    return ".".join(parts), folder
+
+
+def resolve_module(spec: str) -> tuple[Path, str | None]:
+    """``pkg.mod`` or ``pkg.mod:entry`` as (the module's file, the entry or None), found on
+    the current directory and ``sys.path`` (its parent packages are imported, as by -m)."""
+    import importlib.util
+
+    name, _, entry = spec.partition(":")
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        raise VerifyUsageError(f"{spec!r} is neither a file nor a module (pkg.mod[:entry])")
+    sys.path.insert(0, os.getcwd())
+    try:
+        with quiet():
+            found = importlib.util.find_spec(name)
+    except Exception as error:  # a parent package that fails to import, say
+        raise VerifyUsageError(f"cannot find module {name!r}: {type(error).__name__}: "
+                               f"{error}") from None
+    finally:
+        sys.path.remove(os.getcwd())
+    if found is None or not found.origin or not found.origin.endswith(".py"):
+        raise VerifyUsageError(f"no Python source for module {name!r}")
+    return Path(found.origin), entry or None
 
 
 def function(module: types.ModuleType, name: str, role: str, filename: str) -> Callable[..., Any]:

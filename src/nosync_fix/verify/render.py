@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .breaks import REPEATS
 from .core import Report, VersionReport
 
 
@@ -48,38 +49,65 @@ def _change(before: float | None, after: float | None) -> str:
         else f"{delta:+.2f}"
 
 
-def _speedup(ratio: float | None) -> str:
+def _speedup(ratio: float | None, band: float | None = None) -> str:
+    """The ratio with the noise band beside it; no ratio when the band is wider than the
+    effect (the original differed from itself by more than the rewrite from the original)."""
     if ratio is None:
         return ""
+    noise = "" if band is None else f" (noise ±{band * 100:.0f}%)"
+    if band is not None and abs(ratio - 1.0) <= band:
+        return f"within noise: {abs(ratio - 1) * 100:.0f}% effect, ±{band * 100:.0f}% band"
     if ratio >= 1:
-        return f"{ratio:.2f}x faster"
-    return f"{1 / ratio:.2f}x slower"
+        return f"{ratio:.2f}x faster{noise}"
+    return f"{1 / ratio:.2f}x slower{noise}"
+
+
+def _breaks_count(version: VersionReport) -> str:
+    """The count, with ">=" when dynamo skipped a frame (later breaks were not seen)."""
+    count = _num(version.graph_breaks)
+    return f">={count}" if version.breaks.lower_bound else count
+
+
+def _calls(version: VersionReport, what: str) -> str:
+    repeats = version.repeats
+    if repeats is None:
+        return "-"
+    if repeats.error:
+        return "failed"
+    value = repeats.recompiles if what == "recompiles" else repeats.eager_calls
+    limit = " (limit)" if what == "eager" and repeats.recompile_limit else ""
+    return f"{value}/{repeats.calls}{limit}"
 
 
 def table(report: Report) -> list[str]:
     """The comparison table (also used for examples/REPORT.md)."""
     b, a = report.before, report.after
     speedup = report.speedup
+    calls = (b.repeats or a.repeats).calls if (b.repeats or a.repeats) else REPEATS
     reads = "syncs / call" if report.device != "cpu" else "host reads / call"
     rows = [
         ("", "before", "after", "change"),
         ("graphs", _num(b.graph_count), _num(a.graph_count),
          _change(b.graph_count, a.graph_count)),
-        ("graph breaks", _num(b.graph_breaks), _num(a.graph_breaks),
-         _change(b.graph_breaks, a.graph_breaks)),
+        ("graph breaks", _breaks_count(b), _breaks_count(a),
+         _change(b.graph_breaks, a.graph_breaks)
+         + (" (lower bound)" if b.breaks.lower_bound or a.breaks.lower_bound else "")),
         ("  frames skipped", _num(b.breaks.frames_skipped if b.graph_breaks is not None
                                   else None),
          _num(a.breaks.frames_skipped if a.graph_breaks is not None else None), ""),
         (reads, _num(b.syncs_per_call), _num(a.syncs_per_call),
          _change(b.syncs_per_call, a.syncs_per_call)),
-        ("eager ms", _ms(b, False), _ms(a, False), _speedup(speedup["eager"])),
+        ("eager ms", _ms(b, False), _ms(a, False),
+         _speedup(speedup["eager"], report.noise["eager"])),
         ("  fastest call", _fastest(b, False), _fastest(a, False), ""),
         (f"compiled ms ({report.backend})", _ms(b, True), _ms(a, True),
-         _speedup(speedup["compiled"])),
+         _speedup(speedup["compiled"], report.noise["compiled"])),
         ("  fastest call", _fastest(b, True), _fastest(a, True), ""),
         ("first compiled call s", _num(b.compile_s), _num(a.compile_s), ""),
-        ("recompiles while timed", _num(b.recompiles), _num(a.recompiles),
+        (f"recompiles over {calls} calls", _calls(b, "recompiles"), _calls(a, "recompiles"),
          _change(b.recompiles, a.recompiles)),
+        ("  calls run eagerly", _calls(b, "eager"), _calls(a, "eager"),
+         _change(b.eager_calls, a.eager_calls)),
     ]
     if report.device != "cpu":
         rows.insert(5, ("cuda sync warnings / call",
@@ -101,11 +129,15 @@ def _equivalence_line(report: Report) -> str:
         return f"equivalence: FAILED: {eq.fatal}"
     if eq.vacuous:
         return f"equivalence: NOT TESTED: the original raised on all {eq.trials} trials"
+    compiled = (f", {eq.compiled_trials} also compiled ({report.backend}) against the eager "
+                f"original" if eq.compiled_trials else ", not compared compiled")
     if eq.passed:
-        return (f"equivalence: passed ({eq.trials} trials, max abs diff "
+        return (f"equivalence: passed ({eq.trials} trials{compiled}, max abs diff "
                 f"{eq.max_abs_diff:.3g})")
-    return (f"equivalence: FAILED in {eq.failed_trials} of {eq.trials} trials "
-            f"(max abs diff {eq.max_abs_diff:.3g})")
+    failed = f"{eq.failed_trials} of {eq.trials} trials"
+    if eq.compiled_failed:
+        failed += f" and {eq.compiled_failed} of {eq.compiled_trials} compiled trials"
+    return f"equivalence: FAILED in {failed} (max abs diff {eq.max_abs_diff:.3g})"
 
 
 def _breaks(version: VersionReport, lines: list[str]) -> list[str]:
@@ -148,11 +180,17 @@ def render(report: Report) -> str:
     out.append(f"device {report.device} ({report.device_name}, {report.threads} torch "
                f"threads{load}), torch "
                f"{report.torch_version}, backend {report.backend}, {report.trials} trials, "
-               f"{report.repeat} repeats")
+               + (f"{report.repeat} repeats" if report.timed else "no timing"))
     for note in report.notes:
         out.append(note)
     if report.fixes:
         out.append("fixes applied: " + ", ".join(report.fixes))
+    tol = report.tolerance
+    if tol.exact:
+        out.append("tolerance: exact (values and printed text)")
+    else:
+        out.append(f"tolerance: rtol {tol.rtol:g}, atol {tol.atol:g}, printed numbers alike "
+                   f"({', '.join(report.tolerance_rules) or 'given'}: {tol.why})")
     if report.remaining_findings:
         out.append("findings left: " + ", ".join(report.remaining_findings))
     out.append("")
@@ -175,19 +213,32 @@ def render(report: Report) -> str:
                                   ("after", report.after, report.after_lines)):
         if version.breaks.error:
             out.append(f"graph breaks {label}: not measured: {version.breaks.error}")
+        elif version.breaks.lower_bound:
+            out.append(f"graph breaks {label}: a lower bound: dynamo skipped "
+                       f"{version.breaks.frames_skipped} frame(s) ({version.breaks.frames_ok} of "
+                       f"{version.breaks.frames_total} converted) and did not look past the "
+                       "break that stopped it")
+            out.extend(_breaks(version, lines))
         elif version.breaks.reasons:
             out.append(f"graph breaks {label}:")
             out.extend(_breaks(version, lines))
         if version.syncs.by_site:
             out.append(f"host reads {label} (per call):")
             out.extend(_sites(version, lines))
+        repeats = version.repeats
         for what, error in (("import", version.load_error), ("eager run", version.eager_error),
-                            ("compile", version.compile_error)):
+                            ("compile", version.compile_error),
+                            ("repeated compiled call", repeats.error if repeats else None)):
             if error:
                 out.append(f"{what} failed {label}: {error}")
-    if eq.warnings:
+    timing_warnings = [
+        f"{mode} time: the original differs from itself by {band * 100:.0f}%, more than "
+        f"the rewrite differs from it: no speed claim"
+        for mode, band in report.noise.items()
+        if band is not None and report.within_noise[mode]]
+    if eq.warnings or timing_warnings:
         out.append("warnings:")
-        out.extend(f"  {w}" for w in eq.warnings)
+        out.extend(f"  {w}" for w in [*eq.warnings, *timing_warnings])
     out.append("")
     if report.passed:
         out.append("result: PASS (same behaviour, no more graph breaks, no more syncs)")

@@ -8,7 +8,9 @@ reseeded, so that a loop that trains, or stops early, does the same work on
 every call. The garbage collector runs between calls, not during them (as
 ``timeit`` does). The timed calls of the two versions alternate, and which one
 goes first alternates too, so that drift (turbo, other processes, caches) is
-shared instead of landing on one side. On CUDA each call is timed with CUDA
+shared instead of landing on one side. A third call, the original again (a
+second copy), is timed beside them as a control: how far the original is from
+itself is the noise band, printed beside every ratio. On CUDA each call is timed with CUDA
 events, with ``synchronize()`` before the start and after the end, so the time
 covers the device work the call queued as well as any time the host made the
 device wait.
@@ -156,17 +158,35 @@ class Timed:
 def time_pair(before: Timed, after: Timed, *, repeats: int, warmup: int,
               device: str) -> tuple[Timing, Timing]:
     """Median and spread of ``repeats`` timed calls of each, after ``warmup`` untimed ones."""
+    first, second = time_group([before, after], repeats=repeats, warmup=warmup, device=device)
+    return first, second
+
+
+def noise_band(original: Timing, control: Timing) -> float:
+    """The relative difference between the original and itself (a second copy, timed the
+    same way, interleaved): ratios closer to 1 than this say nothing."""
+    return abs(original.median_ms / control.median_ms - 1.0) if control.median_ms > 0 \
+        else float("inf")
+
+
+def time_group(calls: list[Timed], *, repeats: int, warmup: int, device: str) -> list[Timing]:
+    """Like :func:`time_pair` for any number of calls: each round times every call once, in
+    an order that rotates from round to round."""
     timer = _timer(device)
     for _ in range(warmup):
-        before.call()
-        after.call()
-    checkpoints = {"before": Checkpoint(before.roots), "after": Checkpoint(after.roots)}
-    samples: dict[str, list[float]] = {"before": [], "after": []}
-    timed = {"before": before, "after": after}
+        for call in calls:
+            call.call()
+    names = list(range(len(calls)))
+    checkpoints = {name: Checkpoint(calls[name].roots) for name in names}
+    samples: dict[int, list[float]] = {name: [] for name in names}
+    timed = dict(enumerate(calls))
     gc_was_enabled = gc.isenabled()
     try:
         for round_index in range(repeats):
-            order = ("before", "after") if round_index % 2 == 0 else ("after", "before")
+            shift = round_index % len(names)
+            order = names[shift:] + names[:shift]
+            if round_index // len(names) % 2:
+                order.reverse()
             for name in order:
                 checkpoints[name].restore()
                 if timed[name].reseed is not None:
@@ -181,4 +201,4 @@ def time_pair(before: Timed, after: Timed, *, repeats: int, warmup: int,
     finally:
         if gc_was_enabled:
             gc.enable()
-    return summarize(samples["before"]), summarize(samples["after"])
+    return [summarize(samples[name]) for name in names]
