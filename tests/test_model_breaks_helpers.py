@@ -59,7 +59,7 @@ def test_table_rows_failures_and_totals() -> None:
          "error": "ImportError: no | module", "failed_arm": "after"},
     ]
     lines = mb.table(rows, calls=24)
-    assert "recompiles over 24 calls" in lines[0]
+    assert "recompiles over 24 calls" in lines[0] and "breaks before (explain)" in lines[0]
     assert lines[2].startswith("| t5 | 3 | 0 | 4 / 1 | 0 / 0 | yes | **NO** | 2.00 / 1.00 |")
     assert "modeling_x.py:7 (+2)" in lines[2] and lines[2].endswith("| 3 → 0 |")
     assert "FAILED (after arm): ImportError: no / module" in lines[3]
