@@ -155,3 +155,82 @@ def test_validation_guard() -> None:
             rewritten(bad)
         with pytest.raises(RuntimeError, match=message):
             compiled(bad)
+
+
+LONG_ROPE = textwrap.dedent("""
+    from functools import wraps
+
+    import torch
+    from torch import nn
+
+
+    def rope_update(rope_forward):
+        def switch(self, position_ids, device):
+            seq_len = torch.max(position_ids) + 1
+            limit = self.limit
+            if seq_len > limit:
+                if not hasattr(self, "long_inv_freq"):
+                    self.long_inv_freq = self.init_fn(device, factor=4.0)
+                self.register_buffer("inv_freq", self.long_inv_freq, persistent=False)
+            else:
+                self.original_inv_freq = self.original_inv_freq.to(device)
+                self.register_buffer("inv_freq", self.original_inv_freq, persistent=False)
+
+        @wraps(rope_forward)
+        def wrapper(self, x, position_ids):
+            switch(self, position_ids, device=x.device)
+            return rope_forward(self, x, position_ids)
+
+        return wrapper
+
+
+    class Rope(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.limit = 16
+            self.register_buffer("inv_freq", self.init_fn(None, factor=1.0), persistent=False)
+            self.original_inv_freq = self.inv_freq  # an alias, as in transformers
+
+        def init_fn(self, device, factor):
+            return 1.0 / (factor * 10000 ** (torch.arange(0, 8, 2, device=device) / 8))
+
+        @torch.no_grad()
+        @rope_update
+        def forward(self, x, position_ids):
+            freqs = position_ids[:, :, None].float() * self.inv_freq[None, None, :]
+            return x * freqs.cos().repeat(1, 1, 2) + freqs.sin().repeat(1, 1, 2)
+""")
+
+
+def test_long_rope_buffer_switch() -> None:
+    """Hugging Face's long-RoPE switch: both branches re-register ``inv_freq``; the rewrite
+    selects it with torch.where after hoisting the lazy set-up. Same bits on short, long,
+    short inputs (the alias ``original_inv_freq`` is never written through), no break, and
+    no recompile after the second call: the first call runs the lazy initialisation, so
+    the second finds ``long_inv_freq`` set (dynamo guards on ``hasattr``) and compiles once
+    more, as the original does on its first long call."""
+    fixed = fix_code(LONG_ROPE, select=["NSY101"], unsafe_fixes=True)
+    assert fixed.error is None
+    assert ('self.register_buffer("inv_freq", torch.where(seq_len > limit, self.long_inv_freq, '
+            'self.original_inv_freq), persistent=False)') in fixed.fixed
+    original = _namespace(LONG_ROPE)["Rope"]()
+    rewritten = _namespace(fixed.fixed)["Rope"]()
+    x = torch.randn(1, 6, 8)
+    short = torch.arange(6)[None]           # max 5: the original frequencies
+    long = torch.arange(20, 26)[None]       # max 25 > 16: the long ones
+    inputs = [(x, (short, long, short, short)[i % 4]) for i in range(20)]
+    assert _breaks(original, x, long) > _breaks(rewritten, x, long) == 0
+    original = _namespace(LONG_ROPE)["Rope"]()
+    rewritten = _namespace(fixed.fixed)["Rope"]()
+    eager = [original(*args) for args in inputs]
+    assert not torch.equal(eager[0], eager[1])  # both paths are taken
+    assert all(torch.equal(rewritten(*args), want) for args, want in zip(inputs, eager))
+    fresh = _namespace(fixed.fixed)["Rope"]()
+    torch._dynamo.reset()
+    counter = _Counter()
+    compiled = torch.compile(fresh, backend=counter)
+    outputs = [compiled(*inputs[0]), compiled(*inputs[1])]
+    assert counter.graphs == 2  # the lazy initialisation's guard, once
+    outputs += [compiled(*args) for args in inputs[2:]]
+    assert counter.graphs == 2  # no recompile when the buffer is rebound, on either path
+    assert all(torch.equal(out, want) for out, want in zip(outputs, eager, strict=True))

@@ -19,8 +19,9 @@ and that findings and fixes are the same with the pre-filter on and off.
 Hot regions (a superset of ``HotPaths``): ``for``/``while`` bodies and ``while``
 tests; comprehension elements, conditions and inner loops; the whole of a
 function named ``forward`` in a class with bases, ``*_step``, a configured hot
-function, or a function decorated with or passed to ``torch.compile`` (or
-``torch._dynamo.optimize``). Not hot: the inside of ``__init__`` and the other
+function, a function defined directly in a function with a ``*forward*`` parameter
+(a decorator of forward methods), or a function decorated with or passed to
+``torch.compile`` (or ``torch._dynamo.optimize``). Not hot: the inside of ``__init__`` and the other
 set-up functions, collate functions, and the loader methods of classes named
 ``*Dataset``/``*Sampler`` (or with such a base), unless a hot function is
 nested in them. Guards such as ``if not torch.compiler.is_compiling():`` are
@@ -217,6 +218,9 @@ class _Scanner:
         self.compiled_names, self.compiled_definitions, self.compile_aliases = (
             _compiled_functions(tree, text))
         self._tensors: MaybeTensors | None = None
+        #: Functions defined directly in a function that takes a forward (a decorator of
+        #: forward methods, ``def rope_update(rope_forward)``): its wrapper and helpers.
+        self.forward_wrappers: set[int] = set()
         self.record: set[tuple[int, int]] | None = None
         #: The file may hold output calls in traced code (Signal.TRACED_OUTPUT).
         self.traced_output = (
@@ -398,6 +402,9 @@ class _Scanner:
             self.signal(Signal.TRACED_OUTPUT, state)
         for decorator in node.decorator_list:
             self.expression(decorator, state)
+        args = node.args
+        if any("forward" in a.arg for a in (*args.posonlyargs, *args.args)):
+            self.forward_wrappers.update(id(s) for s in node.body if isinstance(s, _FUNCTIONS))
         self._arguments(node.args, state)
         if node.returns is not None:
             self.expression(node.returns, state)
@@ -407,7 +414,7 @@ class _Scanner:
         """The state inside a function: hot wins over cold (the superset)."""
         name = node.name
         if (name in self.hot_functions or name in self.compiled_names
-                or id(node) in self.compiled_definitions
+                or id(node) in self.compiled_definitions or id(node) in self.forward_wrappers
                 or (name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX)):
             return _HOT
         if T.is_cold_function_name(name):

@@ -177,3 +177,11 @@ def test_nothing_in_a_test_file_is_hot() -> None:
         analysis = ModuleAnalysis(wrapper, test_module=is_test_file_name(name))
         step = wrapper.module.body[1].body.body[0].body.body[0]
         assert analysis.is_hot(step) is not test, name
+
+
+def test_torch_name_sees_an_optional_import() -> None:
+    # transformers: `if is_torch_available(): import torch` binds torch for the module.
+    analysis, _ = analyse("if is_torch_available():\n    import torch\n")
+    assert analysis.torch_name() == "torch"
+    analysis, _ = analyse("try:\n    import torch as T\nexcept ImportError:\n    T = None\n")
+    assert analysis.torch_name() == "T"

@@ -1,9 +1,10 @@
 """Hot paths: is this line run once per step, where a sync costs?
 
 Hot: statements in a ``for``/``while`` body (any depth) and ``while`` tests;
-comprehension elements; ``forward`` of module classes; functions decorated with
-or passed to ``torch.compile``; functions named ``*_step``; the configured
-hot functions.
+comprehension elements; ``forward`` of module classes; the wrapper a decorator of
+forward methods returns (``@wraps(rope_forward)``) and the helpers nested beside it
+that it calls; functions decorated with or passed to ``torch.compile``; functions
+named ``*_step``; the configured hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
 ``__iter__`` of Dataset and Sampler classes and collate functions (host-side
@@ -49,6 +50,10 @@ class HotPaths:
     @functools.cached_property
     def _compiled(self) -> set[int]:
         return self._find_compiled_functions()
+
+    @functools.cached_property
+    def _forward_wrappers(self) -> set[int]:
+        return self._find_forward_wrappers()
 
     def is_hot(self, node: cst.CSTNode) -> bool:
         return self.reason(node) is not None
@@ -143,6 +148,8 @@ class HotPaths:
             cls = self._method_class(func)
             if cls is not None and (cls.bases or self.facts.is_module_class(cls)):
                 return "in forward"
+        if id(func) in self._forward_wrappers:
+            return "in forward"
         if name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX:
             return f"in {name}"
         return None
@@ -172,6 +179,44 @@ class HotPaths:
                 return True
         return False
 
+    def _find_forward_wrappers(self) -> set[int]:
+        """Functions that run as a module's forward although no class defines them there:
+
+        ``def dynamic_rope_update(rope_forward): ... @wraps(rope_forward) def wrapper(...)``
+        (Hugging Face's RoPE decorators) returns ``wrapper`` as the forward, and ``wrapper``
+        calls helpers defined beside it. The parameter's name says it wraps a forward.
+        """
+        found: set[int] = set()
+        for func in self.md.nodes(cst.FunctionDef):
+            outer = self._enclosing_function(func)
+            if outer is None or not self._wraps_forward(func, outer):
+                continue
+            found.add(id(func))
+            siblings = {s.name.value: s for s in outer.body.body
+                        if isinstance(s, cst.FunctionDef) and s is not func}
+            for call in calls_in(func):
+                if isinstance(call.func, cst.Name) and call.func.value in siblings:
+                    found.add(id(siblings[call.func.value]))
+        return found
+
+    def _enclosing_function(self, func: cst.FunctionDef) -> cst.FunctionDef | None:
+        block = self.md.parent(func)
+        outer = self.md.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        return outer if isinstance(outer, cst.FunctionDef) else None
+
+    def _wraps_forward(self, func: cst.FunctionDef, outer: cst.FunctionDef) -> bool:
+        params = {p.name.value for p in (*outer.params.posonly_params, *outer.params.params)}
+        for decorator in func.decorators:
+            expr = decorator.decorator
+            if not (isinstance(expr, cst.Call) and "functools.wraps" in
+                    self.md.qualified_names(expr.func)):
+                continue
+            args = positional_args(expr)
+            if args and isinstance(args[0], cst.Name) and args[0].value in params and (
+                    "forward" in args[0].value):
+                return True
+        return False
+
     def _find_compiled_functions(self) -> set[int]:
         compiled: set[int] = set()
         for func in self.md.nodes(cst.FunctionDef):
@@ -186,3 +231,21 @@ class HotPaths:
                 if isinstance(definition, cst.FunctionDef):
                     compiled.add(id(definition))
         return compiled
+
+
+def calls_in(func: cst.FunctionDef) -> list[cst.Call]:
+    """The calls in ``func``'s own body (not in functions or classes defined inside it)."""
+    calls: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    func.visit(Calls())
+    return calls

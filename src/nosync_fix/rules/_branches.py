@@ -148,6 +148,9 @@ def judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     guarded = _guarded_plan(analysis, chain)
     if guarded is not None:
         return Verdict(WHERE, f"{what}; {guarded.summary}", guarded.rewrite)
+    state = _state_plan(analysis, chain)
+    if state is not None:
+        return Verdict(WHERE, f"{what}; {state.summary}", state.rewrite)
     if facts.blocking:
         cond = _cond_plan(analysis, chain, facts) if facts.only_final_returns else None
         if cond is not None and cond.rewrite is not None:
@@ -538,14 +541,14 @@ def _idiom_for(chain: Chain, facts: _BodyFacts) -> str:
     state = _module_state(chain)
     if state:
         names = ", ".join(f"`self.{n}`" for n in state[:3])
-        return (f"The branch changes module state ({names}). A masked in-place update "
-                "`self.buf.copy_(torch.where(cond, a, b))` keeps the buffer object, but it "
-                "writes through every alias of the buffer: if `__init__` stores the same "
+        return (f"The branch changes module state ({names}). Select the value per call "
+                "in one statement after host-only set-up: "
+                "`self.register_buffer(name, torch.where(cond, a, b))` (NSY101 writes it when "
+                "both branches end by re-registering the same buffer and their set-up can "
+                "run on both paths). A masked in-place `self.buf.copy_(torch.where(cond, a, "
+                "b))` writes through every alias of the buffer: if `__init__` stores the same "
                 "tensor under another name (`self.original_inv_freq = self.inv_freq`), the "
-                "copy overwrites that "
-                "source too. Clone the source in `__init__` first, or select the value per "
-                "call with `torch.where(cond, a, b)` without storing it; host-only setup in "
-                "the branch (`if not hasattr(...)`) must stay host code.")
+                "copy overwrites that source too.")
     if Effect.INPLACE in facts.effect:
         return ("Mask the update instead of branching: `t.copy_(torch.where(cond, new, t))`, or "
                 "scale the update by the condition.")
@@ -751,6 +754,260 @@ def _guarded_plan(analysis: ModuleAnalysis, chain: Chain) -> _Plan | None:
     summary = (f"keep the host test `{short(condition.host_guard, 40)}` as an `if` and select "
                f"the device part with torch.where{_unsafe_note(reasons)}")
     return _Plan(rewrite.unsafe() if reasons else rewrite, summary)
+
+
+# -- NSY101: a predicated update of module state ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class _StateUpdate:
+    """The last statement of a branch: ``self.register_buffer("name", value, ...)`` or
+    ``self.name = value``."""
+
+    #: What it updates ("the buffer `inv_freq`"), the same in both branches.
+    what: str
+    value: cst.BaseExpression
+    #: The code of everything but the value (the other arguments), the same in both.
+    rest: str
+    statement: cst.SimpleStatementLine
+
+    def with_value(self, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+        small = self.statement.body[0]
+        if isinstance(small, cst.Assign):
+            return self.statement.with_changes(body=[small.with_changes(value=value)])
+        call = small.value  # type: ignore[attr-defined]
+        args = list(call.args)
+        args[1] = args[1].with_changes(value=value)
+        return self.statement.with_changes(
+            body=[small.with_changes(value=call.with_changes(args=args))])
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _state_update(analysis: ModuleAnalysis,
+                  statement: cst.BaseStatement) -> _StateUpdate | None:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        func, args = call.func, call.args
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer"
+                and _is_self(func.value) and len(args) >= 2
+                and all(not a.star for a in args)
+                and all(a.keyword is None for a in args[:2])
+                and isinstance(args[0].value, cst.SimpleString)):
+            return None
+        rest = ", ".join(code_of(a.value) if a.keyword is None else
+                         f"{a.keyword.value}={code_of(a.value)}" for a in args[2:])
+        name = args[0].value.evaluated_value
+        # register_buffer takes a tensor (or None) and raises on anything else.
+        return _StateUpdate(f"the buffer `{name!s}`", args[1].value, rest, statement)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Attribute) and _is_self(target.value) and (
+                analysis.tensors.is_tensor(small.value)):
+            return _StateUpdate(f"`self.{target.attr.value}`", small.value, "", statement)
+    return None
+
+
+def _state_plan(analysis: ModuleAnalysis, chain: Chain) -> _Plan | None:
+    """``if c: <set-up>; self.register_buffer("b", x) else: <set-up>; self.register_buffer("b",
+    y)`` → both set-ups, then ``self.register_buffer("b", torch.where(c, x, y))``.
+
+    Hugging Face's long-RoPE frequency switch. Always unsafe: the set-up of both branches
+    now runs on every call (a lazy initialisation happens on the first call, not the first
+    long one), both values are evaluated, torch.where broadcasts and promotes, and the
+    buffer holds a new tensor where it held one of the two before (an alias). None when
+    the chain is not such an update.
+    """
+    if len(chain.links) != 1 or chain.orelse is None or chain.condition.tensor is None:
+        return None
+    branches = [_statements(body) for body in chain.bodies()]
+    updates = [_state_update(analysis, b[-1]) if b else None for b in branches]
+    if None in updates:
+        return None
+    then, otherwise = updates  # type: ignore[misc]
+    if (then.what, then.rest) != (otherwise.what, otherwise.rest):  # type: ignore[union-attr]
+        return None
+    setups = [b[:-1] for b in branches]
+    for setup in setups:
+        if _setup_problem(analysis, setup):
+            return None
+    places = [_Places.of(setup) for setup in setups]
+    values = [_Places.of([u.value]) for u in updates]  # type: ignore[union-attr]
+    test = _Places.of([chain.start.test])
+    if any(p.reads & _decided_by(analysis, chain) for p in places):
+        # A lazy set-up that reads what the test decides on (`init(seq_len=seq_len)`)
+        # would run, hoisted, on the first call's values, not the first taken one's.
+        return None
+    # The rewrite runs the then-set-up, the else-set-up, the test and both values, in that
+    # order: each must see what it saw in the original.
+    if places[0].writes_any(places[1].reads | places[1].writes) or (
+            places[1].writes_any(values[0].reads) or places[0].writes_any(values[1].reads)
+            or (places[0].writes | places[1].writes) & test.reads):
+        return None
+    if not all(expression_effect(analysis, u.value).pure for u in updates):  # type: ignore
+        return None
+    reasons = list(chain.condition.all_reasons)
+    # The comments of hoisted lines move with the rest of the chain's (see _replacement).
+    hoisted = [s.with_changes(leading_lines=()) for setup in setups for s in setup]
+    if hoisted:
+        first = f"`{short(hoisted[0], 50)}`{' ...' if len(hoisted) > 1 else ''}"
+        reasons.append(f"the set-up of both branches now runs on every call ({first}): a "
+                       "lazy initialisation happens "
+                       "on the first call, not the first that takes its branch")
+    aliased = [u.value for u in updates if _aliases(u.value)]  # type: ignore[union-attr]
+    if aliased:
+        reasons.append(f"{then.what} now holds a new tensor selected by "  # type: ignore
+                       f"torch.where, not `{short(aliased[0], 30)}` itself: code that updates "
+                       "that tensor in place, or compares by identity, sees the difference")
+    reasons.append("both values are evaluated, and torch.where broadcasts and promotes: they "
+                   "must have the same shape and dtype")
+    torch, rewrite = torch_ref(analysis, Rewrite(f"Update {then.what} with torch.where"))  # type: ignore
+    select = _where(torch, chain.condition.tensor, then.value, otherwise.value)  # type: ignore
+    statements = [*hoisted, then.with_value(select)]  # type: ignore[union-attr]
+    rewrite = rewrite.replace(chain.start, _replacement(chain, statements)).unsafe()
+    return _Plan(rewrite, f"update {then.what} with torch.where"  # type: ignore[union-attr]
+                 + _unsafe_note(reasons))
+
+
+def _decided_by(analysis: ModuleAnalysis, chain: Chain) -> frozenset[str]:
+    """The per-call values the test depends on: the names it reads, and the names their
+    assignments in the function read, that come from the function's parameters
+    (``seq_len = torch.max(position_ids) + 1``; not ``limit = self.config.limit``)."""
+    function = next((a for a in analysis.md.ancestors(chain.start)
+                     if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return frozenset()
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                for name in _target_names(target.target):
+                    assigned.setdefault(name, []).append(node.value)
+
+    visit(function, Assignments())
+    reads = {name: set().union(*(analysis.loops.names_read_in(v) for v in values))
+             for name, values in assigned.items()}
+    params = function.params
+    per_call = {p.name.value for p in (*params.posonly_params, *params.params,
+                                       *params.kwonly_params)} - {"self", "cls"}
+    changed = True
+    while changed:
+        changed = False
+        for name, read in reads.items():
+            if name not in per_call and read & per_call:
+                per_call.add(name)
+                changed = True
+    found: set[str] = set()
+    pending = list(analysis.loops.names_read_in(chain.start.test))
+    while pending:
+        name = pending.pop()
+        if name not in found:
+            found.add(name)
+            pending += reads.get(name, ())
+    return frozenset(found & per_call)
+
+
+def _setup_problem(analysis: ModuleAnalysis, setup: Sequence[cst.BaseStatement]) -> str:
+    """Why a branch's set-up cannot run on both paths ("" when it can, unsafely)."""
+    for statement in setup:
+        effect = analysis.effects.of(statement)
+        if effect & (Effect.READ | Effect.RNG | Effect.IO | Effect.BINDING):
+            return "reads, draws, prints or binds"
+        finder = _ControlFinder()
+        visit(statement, finder)
+        if finder.found:
+            return "controls"
+        scope = analysis.md.scope(statement)
+        for name in _stored_names(statement):
+            # A local name the set-up binds must be read nowhere (`_` of a tuple).
+            if scope is None or scope.accesses[name]:
+                return f"binds `{name}`"
+    return ""
+
+
+@dataclass(frozen=True)
+class _Places:
+    """What code reads and writes: names and ``self.x`` attributes; ``self`` read whole
+    (passed to a call, or a method of it called) stands for all of ``self.x``."""
+
+    reads: frozenset[str]
+    writes: frozenset[str]
+
+    @classmethod
+    def of(cls, nodes: Sequence[cst.CSTNode]) -> _Places:
+        collector = _PlaceCollector()
+        for node in nodes:
+            visit(node, collector)
+        return cls(frozenset(collector.reads), frozenset(collector.writes))
+
+    def writes_any(self, reads: frozenset[str]) -> bool:
+        if "self" in reads and any(w.startswith("self.") for w in self.writes):
+            return True
+        return bool(self.writes & reads)
+
+
+class _PlaceCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._write(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._write(node.target)
+        self._read(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._write(node.target)
+
+    def _write(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._write(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._write(target.value)
+        elif isinstance(target, cst.Name):
+            self.writes.add(target.value)
+        elif isinstance(target, cst.Attribute) and _is_self(target.value):
+            self.writes.add(f"self.{target.attr.value}")
+        else:
+            self.writes.add(code_of(target))
+
+    def _read(self, target: cst.BaseExpression) -> None:
+        self.reads.add(code_of(target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is_self(func.value):
+            self.reads.add("self")  # a method of self may read any attribute
+            if func.attr.value in ("register_buffer", "register_parameter") and node.args:
+                name = node.args[0].value
+                self.writes.add(f"self.{name.evaluated_value}" if isinstance(
+                    name, cst.SimpleString) else "self")
+        for arg in node.args:
+            if _is_self(arg.value):
+                self.reads.add("self")
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if _is_self(node.value):
+            self.reads.add(f"self.{node.attr.value}")
+        else:
+            node.value.visit(self)  # not the attribute's name
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # not the keyword
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads.add(node.value)
 
 
 def _host_number(analysis: ModuleAnalysis, expr: cst.BaseExpression, temps: frozenset[str],

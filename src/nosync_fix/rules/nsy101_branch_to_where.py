@@ -15,8 +15,10 @@ class BranchToWhere(Rule):
     Finds `if` statements and conditional expressions whose test reads a device value
     (a comparison with a tensor, or with `.item()` / `float()` / `int()` / `bool()` of one;
     `t.any()`, `t.all()`, `torch.isnan(t).any()`; a bare tensor; `and` / `or` / `not` of
-    these) when every branch only assigns tensors to plain names. Each assigned name
-    becomes one `name = torch.where(cond, then_value, else_value)`: a branch that does not
+    these) when every branch only assigns tensors to plain names, or when both branches
+    end by re-registering the same buffer (`self.register_buffer("inv_freq", ...)`) after
+    host set-up. Each assigned name becomes one
+    `name = torch.where(cond, then_value, else_value)`: a branch that does not
     assign the name keeps its current value, and `elif` chains become nested `torch.where`
     calls. The test keeps its meaning on the device: `loss.item() > 5` becomes `loss > 5`,
     and `and` / `or` / `not` become `&` / `|` / `~`. When several names are assigned, the
@@ -83,6 +85,23 @@ class BranchToWhere(Rule):
     is unsafe when it may raise (`torch.finfo(h.dtype)` of a dtype the guard does not prove
     to be a float one). Clamp bounds that are host names of unknown type count as floats:
     they keep only a float tensor's dtype.
+
+    A predicated update of module state is always unsafe. The test selects which
+    tensor `self.register_buffer(...)` gets (or `self.x = ...` assigns): the fix runs both branches' set-up and ends with one
+    `self.register_buffer("inv_freq", torch.where(cond, a, b), ...)`. What changes:
+    the set-up now runs on every call (a lazy `if not hasattr(self, "long_inv_freq"):`
+    initialisation happens on the first call, not on the first long one; under
+    `torch.compile` dynamo guards on that `hasattr`, so the second call compiles once
+    more, as the original does on its first long call); both values are evaluated;
+    `torch.where` broadcasts and promotes, so they must have the same shape and dtype;
+    and the buffer holds a new tensor where it held `a` or `b` itself (an alias: an
+    in-place update of it, or an `is` test, sees the difference). There is no fix when a
+    set-up reads a per-call value the test depends on (`init(seq_len=seq_len)` would run
+    on the first call's length), prints, draws random numbers, returns or raises, binds a
+    name read elsewhere, or when one set-up writes what the other set-up or value reads.
+    Writing into the buffer in place (`self.inv_freq.copy_(torch.where(...))`) is never
+    offered: `__init__` often stores the same tensor under a second name
+    (`self.original_inv_freq = self.inv_freq`), and the copy would overwrite it.
 
     Otherwise the fix is unsafe and the message names the reason; division, `log`,
     `sqrt`, `pow` ... in a value are the usual one (`0 * inf` makes NaN gradients through the

@@ -7,6 +7,7 @@ from libcst.metadata.scope_provider import Assignment, GlobalScope
 
 from ..analysis import _tables as T
 from ..analysis.base import dotted_name
+from ..analysis.hotpaths import calls_in
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Planner, RuntimeNames
@@ -161,7 +162,7 @@ class OutputInTracedCode(Rule):
         by_id = {id(f): f for f in functions}
         while queue:
             caller = queue.pop()
-            for call in self._calls_in(caller):
+            for call in calls_in(caller):
                 callee = self._callee(call, caller, module_functions)
                 if callee is None or id(callee) in traced or hot.is_cold_function(callee):
                     continue
@@ -169,22 +170,6 @@ class OutputInTracedCode(Rule):
                 queue.append(by_id[id(callee)])
         self._traced = traced
         return traced
-
-    def _calls_in(self, func: cst.FunctionDef) -> list[cst.Call]:
-        calls: list[cst.Call] = []
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                calls.append(node)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is func
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-                return False
-
-        func.visit(Calls())
-        return calls
 
     def _callee(self, call: cst.Call, caller: cst.FunctionDef,
                 module_functions: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:

@@ -1,3 +1,4 @@
+import functools
 import torch
 import torch.nn as nn
 from torch.utils.data import Dataset
@@ -106,3 +107,33 @@ def test_training_loop_converges(model, loader):
 class LitModel(torch.nn.Module):
     def test_step(self, batch, batch_idx):
         return self(batch).sum()  # hot
+
+
+def rope_update(rope_forward):
+    # A decorator of forward methods (Hugging Face's RoPE): the wrapper it returns runs
+    # as the forward, and so does the helper beside it that the wrapper calls.
+    def switch(self, position_ids):
+        seq_len = position_ids.max() + 1  # hot
+        return seq_len  # hot
+
+    def unused(self):
+        return 1  # cold
+
+    @functools.wraps(rope_forward)
+    def wrapper(self, x, position_ids):
+        switch(self, position_ids)  # hot
+        return rope_forward(self, x, position_ids)  # hot
+
+    return wrapper  # cold
+
+
+def plain_decorator(fn):
+    # Wrapping something that is not named as a forward: nothing says it is traced.
+    def helper(x):
+        return x  # cold
+
+    @functools.wraps(fn)
+    def wrapper(x):
+        return helper(x)  # cold
+
+    return wrapper  # cold
