@@ -224,7 +224,8 @@ def test_long_rope_buffer_switch() -> None:
     rewritten = _namespace(fixed.fixed)["Rope"]()
     eager = [original(*args) for args in inputs]
     assert not torch.equal(eager[0], eager[1])  # both paths are taken
-    assert all(torch.equal(rewritten(*args), want) for args, want in zip(inputs, eager))
+    assert all(torch.equal(rewritten(*args), want)
+               for args, want in zip(inputs, eager, strict=True))
     fresh = _namespace(fixed.fixed)["Rope"]()
     torch._dynamo.reset()
     counter = _Counter()

@@ -87,7 +87,8 @@ class BranchToWhere(Rule):
     they keep only a float tensor's dtype.
 
     A predicated update of module state is always unsafe. The test selects which
-    tensor `self.register_buffer(...)` gets (or `self.x = ...` assigns): the fix runs both branches' set-up and ends with one
+    tensor `self.register_buffer(...)` gets (or `self.x = ...` assigns): the fix runs
+    both branches' set-up and ends with one
     `self.register_buffer("inv_freq", torch.where(cond, a, b), ...)`. What changes:
     the set-up now runs on every call (a lazy `if not hasattr(self, "long_inv_freq"):`
     initialisation happens on the first call, not on the first long one; under
