@@ -337,6 +337,24 @@ def test_lone_carriage_returns(project: Path) -> None:
     assert_fixed_in_place(data, run_fix(project, data))
 
 
+#: TRAIN without its ``return``: the last line is the one the fix rewrites.
+LAST_LINE_FIXED = TRAIN.replace("    return total\n", "")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+@pytest.mark.parametrize("final", [True, False], ids=["final-newline", "no-final-newline"])
+def test_line_endings_kept_when_the_last_line_is_rewritten(project: Path, newline: str,
+                                                           final: bool) -> None:
+    expected = fix_code(LAST_LINE_FIXED).fixed
+    assert expected.splitlines()[-1] != LAST_LINE_FIXED.splitlines()[-1]  # the last line
+    data = LAST_LINE_FIXED.replace("\n", newline)
+    if not final:
+        data = data.removesuffix(newline)
+        expected = expected.removesuffix("\n")
+    out = run_fix(project, data.encode())
+    assert out == expected.replace("\n", newline).encode()
+
+
 def test_tabs(project: Path) -> None:
     data = TRAIN.encode().replace(b"    ", b"\t")
     assert_fixed_in_place(data, run_fix(project, data))

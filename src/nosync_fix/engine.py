@@ -679,7 +679,19 @@ def splice(original: str, rendered: str, rewritten: str) -> str:
             out.extend(original_lines[i1:i2])
         else:
             out.extend(rewritten_lines[j1:j2])
+    # LibCST drops the final line ending of a file whose lines end with a lone \r: when
+    # the last line comes from the rewritten text, give it the original's ending back.
+    final = _final_ending(original)
+    if final and out and not _final_ending(rendered) and not _final_ending(out[-1]):
+        out[-1] += final
     return "".join(out)
+
+
+def _final_ending(text: str) -> str:
+    """The line ending that ``text`` ends with ("" for none)."""
+    if text.endswith("\r\n"):
+        return "\r\n"
+    return text[-1] if text.endswith(("\n", "\r")) else ""
 
 
 def text_edits(before: str, after: str) -> tuple[Edit, ...]:
