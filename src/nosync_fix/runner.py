@@ -10,6 +10,7 @@ SIGKILL, say) ends itself within a fraction of a second.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import gc
 import multiprocessing
@@ -376,8 +377,24 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     except FileProblem:
         return None  # reported when the file is processed
     fix = mode is not Mode.CHECK
-    key = cache.key(filename, source, settings.codes_for(filename), fix, with_edits)
-    result = store.get(key, filename, source)
+    codes = settings.codes_for(filename)
+    result = store.get(cache.key(filename, source, codes, fix, with_edits), filename, source)
     if result is None:
-        return None
+        # The output format decides only whether fixes carry their edits (JSON, SARIF):
+        # the entry of a run in another format serves when it has what this one needs.
+        other = store.get(cache.key(filename, source, codes, fix, not with_edits), filename,
+                          source)
+        result = None if other is None else _edits_as_asked(other, with_edits)
+        if result is None:
+            return None
     return _write(*_unwritten(filename, source, result, mode), settings, with_edits)
+
+
+def _edits_as_asked(result: FixResult, with_edits: bool) -> FixResult | None:
+    """``result``, computed with edits or without, as the other mode would give it; None
+    when it lacks edits that are asked for (a finding with a fix, found without edits)."""
+    if with_edits:
+        return None if any(f.fix is not None for f in result.findings) else result
+    return dataclasses.replace(result, findings=tuple(
+        f if f.fix is None or not f.fix.edits else dataclasses.replace(
+            f, fix=dataclasses.replace(f.fix, edits=())) for f in result.findings))
