@@ -61,7 +61,13 @@ def start(project: Path, jobs: int) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "nosync_fix", "--isolated", "--no-cache", "-j", str(jobs), "t"],
         cwd=project, env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": SRC},
         stdout=open(project / "out.txt", "wb"), stderr=open(project / "err.txt", "wb"),
-        start_new_session=True)
+        start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    """Ctrl-C as in a terminal, even when the tests run in the background (a shell
+    starts background jobs with SIGINT ignored, and children inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_first_write(process: subprocess.Popen[bytes], tree: Path) -> None:
