@@ -93,6 +93,7 @@ def test_plain_loop_under_every_flush_policy(tmp_path, env) -> None:
     assert rewritten == original
 
 
+@pytest.mark.slow
 def test_compiled_loop(tmp_path) -> None:
     source = """
         import torch

@@ -525,6 +525,7 @@ def _compiled_step(x: torch.Tensor, step: int) -> torch.Tensor:
     return loss + 1
 
 
+@pytest.mark.slow
 def test_recording_inside_torch_compile_has_no_graph_break() -> None:
     explanation = torch._dynamo.explain(_compiled_step)(torch.ones(3), 5)
     flush()
@@ -532,6 +533,7 @@ def test_recording_inside_torch_compile_has_no_graph_break() -> None:
     assert explanation.graph_count == 1
 
 
+@pytest.mark.slow
 def test_compiled_records_print_what_eager_records_print(capsys) -> None:
     torch._dynamo.reset()
     compiled = torch.compile(_compiled_step, backend="aot_eager", fullgraph=True)
