@@ -143,6 +143,69 @@ def test_invalid_source_in_check_and_diff_modes(project: Path, good: Path) -> No
     assert good.read_text() == TRAIN
 
 
+@pytest.mark.parametrize("name, data, words", [
+    ("late_future.py", '"""Doc."""\nimport os\nfrom __future__ import annotations\n' + TRAIN,
+     "does not compile: from __future__ imports must occur at the beginning of the file "
+     "at line 3"),
+    ("unbound_nonlocal.py", TRAIN + "\n\ndef g():\n    nonlocal y\n    y = 1\n",
+     "does not compile: no binding for nonlocal 'y' found at line 16"),
+])
+def test_input_that_parses_but_does_not_compile(project: Path, good: Path, name: str,
+                                                data: str, words: str) -> None:
+    # Python's parser accepts these; its compiler does not. The fix's own check then
+    # failed, and the input's problem was reported as an internal error of the fix.
+    bad = project / name
+    bad.write_text(data)
+    result = invoke(".")
+    assert_one_line_error(result, name, words)
+    assert "internal error" not in result.output
+    assert bad.read_text() == data
+    assert good.read_text() == FIXED
+
+
+PEP_695 = [
+    ("type_alias.py", "type Vector = list[float]\n", "a `type` statement"),
+    ("generic_function.py", "def first[T](xs: list[T]) -> T:\n    return xs[0]\n",
+     "type parameters"),
+    ("generic_class.py", "class Box[T]:\n    item: T\n", "type parameters"),
+]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 accepts PEP 695 syntax")
+@pytest.mark.parametrize("name, data, construct", PEP_695)
+def test_newer_syntax_names_both_pythons(project: Path, good: Path, name: str, data: str,
+                                         construct: str) -> None:
+    bad = project / name
+    bad.write_text(TRAIN + "\n\n" + data)
+    result = invoke(".")
+    running = ".".join(map(str, sys.version_info[:3]))
+    assert_one_line_error(result, name, f"{construct} (PEP 695) needs Python 3.12 or newer; "
+                                        f"nosync-fix is running on Python {running}")
+    assert "at line 15" in result.output
+    assert bad.read_text() == TRAIN + "\n\n" + data
+    assert good.read_text() == FIXED
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 accepts PEP 701 syntax")
+def test_pep_701_fstring_names_both_pythons(project: Path, good: Path) -> None:
+    bad = project / "fstring.py"
+    bad.write_text(TRAIN + 'NAME = f"{CONFIG["name"]}"\n')
+    result = invoke(".")
+    running = ".".join(map(str, sys.version_info[:3]))
+    assert_one_line_error(result, "fstring.py", "Python 3.12 accepts more in f-strings (PEP 701")
+    assert f"nosync-fix is running on Python {running}" in result.output
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="needs Python 3.12")
+@pytest.mark.parametrize("name, data, construct", PEP_695)
+def test_newer_syntax_is_fixed_on_a_python_that_has_it(project: Path, name: str, data: str,
+                                                       construct: str) -> None:
+    path = project / name
+    path.write_text(TRAIN + "\n\n" + data)
+    assert invoke(".").exit_code == 0
+    assert path.read_text() == FIXED + "\n\n" + data
+
+
 def test_code_too_deep_for_libcst_is_refused_not_crashed(project: Path, good: Path) -> None:
     # Python accepts any number of `and` terms; LibCST's native parser overflows the C
     # stack on some ten thousand and would kill the process.
@@ -335,6 +398,24 @@ def test_mixed_newlines(project: Path) -> None:
 def test_lone_carriage_returns(project: Path) -> None:
     data = TRAIN.encode().replace(b"import torch\n", b"import torch\r", 1)
     assert_fixed_in_place(data, run_fix(project, data))
+
+
+#: TRAIN without its ``return``: the last line is the one the fix rewrites.
+LAST_LINE_FIXED = TRAIN.replace("    return total\n", "")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+@pytest.mark.parametrize("final", [True, False], ids=["final-newline", "no-final-newline"])
+def test_line_endings_kept_when_the_last_line_is_rewritten(project: Path, newline: str,
+                                                           final: bool) -> None:
+    expected = fix_code(LAST_LINE_FIXED).fixed
+    assert expected.splitlines()[-1] != LAST_LINE_FIXED.splitlines()[-1]  # the last line
+    data = LAST_LINE_FIXED.replace("\n", newline)
+    if not final:
+        data = data.removesuffix(newline)
+        expected = expected.removesuffix("\n")
+    out = run_fix(project, data.encode())
+    assert out == expected.replace("\n", newline).encode()
 
 
 def test_tabs(project: Path) -> None:

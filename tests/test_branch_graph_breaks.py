@@ -15,6 +15,9 @@ from nosync_fix import fix_code
 
 torch = pytest.importorskip("torch")
 
+#: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 WHERE = textwrap.dedent("""
     import torch
 

@@ -488,3 +488,50 @@ def test_a_damaged_page_is_repaired_once(tree: Path, monkeypatch) -> None:
     forbid_analysis(monkeypatch)
     third = invoke("--check", ".")  # repaired and refilled by the second run
     assert (third.exit_code, third.output) == (first.exit_code, first.output)
+
+
+#: A finding without a fix (its total is printed every step).
+REPORT_ONLY = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader):
+        total = 0.0
+        for x in loader:
+            loss = torch.nn.functional.mse_loss(model(x), x)
+            total += loss.item()
+            print(total)
+    """)
+
+
+@pytest.mark.parametrize("first, second, analysed", [
+    ("text", "json", {"train0.py", "unsafe.py"}),  # only files whose fixes need edits
+    ("json", "text", set()),
+    ("sarif", "github", set()),
+    ("text", "github", set()),
+    ("json", "sarif", set()),
+])
+def test_another_output_format_reads_the_cache(project: Path, monkeypatch, first: str,
+                                               second: str, analysed: set[str]) -> None:
+    # The format only decides how findings are printed; JSON and SARIF also carry each
+    # fix's edits, which a text run does not compute: a text run's entry serves a JSON
+    # run for every file without a fix, and a JSON run's entry serves every format.
+    (project / "train0.py").write_text(TRAIN)
+    (project / "unsafe.py").write_text(UNSAFE)
+    (project / "report_only.py").write_text(REPORT_ONLY)
+    for i in range(3):
+        (project / f"clean{i}.py").write_text(CLEAN)
+    (project / "broken.py").write_text("def f(:\n")
+    uncached = invoke("--check", "--no-cache", "--output-format", second, ".")
+    invoke("--check", "--output-format", first, ".")
+    seen: list[str] = []
+    analyse = engine.process_source
+
+    def counted(source, filename, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(os.path.basename(filename))
+        return analyse(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "process_source", counted)
+    again = invoke("--check", "-j", "1", "--output-format", second, ".")
+    assert set(seen) == analysed
+    assert (again.exit_code, again.output) == (uncached.exit_code, uncached.output)

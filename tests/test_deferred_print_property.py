@@ -146,6 +146,7 @@ def test_fixed_log_calls_log_the_same_records(call: str, values: list[float]) ->
     assert outputs[1] == outputs[0]
 
 
+@pytest.mark.slow
 def test_a_rewritten_print_removes_the_graph_break(tmp_path) -> None:
     source = (
         "import torch\n\n\n"

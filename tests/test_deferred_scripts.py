@@ -93,6 +93,7 @@ def test_plain_loop_under_every_flush_policy(tmp_path, env) -> None:
     assert rewritten == original
 
 
+@pytest.mark.slow
 def test_compiled_loop(tmp_path) -> None:
     source = """
         import torch
@@ -239,3 +240,122 @@ def test_crash_after_some_steps(tmp_path) -> None:
     output = original[1]
     assert output.index(b"step 70 loss 9800.00\nerr 9800\n") < output.index(b"Traceback")
     assert output.endswith(b"RuntimeError: diverged at step 70\n")
+
+
+# -- output a caller captures ------------------------------------------------------------------
+
+#: A loop whose prints NSY301 rewrites, as a function a caller runs under a capture.
+CAPTURED_LOOP = """
+    import torch
+
+
+    def run(steps):
+        weights = torch.linspace(0, 1, 4)
+        for step in range(steps):
+            loss = ((weights - step / 10) ** 2).sum()
+            print(f"step {step} loss {loss.item():.6f}")
+            print("raw", loss.item(), sep="|")
+"""
+
+
+def _loaded(source: str):  # type: ignore[no-untyped-def]
+    namespace: dict = {}
+    exec(compile(source, "<loop>", "exec"), namespace)
+    return namespace["run"]
+
+
+def _both_runs():  # type: ignore[no-untyped-def]
+    source = textwrap.dedent(CAPTURED_LOOP).lstrip()
+    fixed = fix_code(source, select=["NSY301"]).fixed
+    assert fixed.count("deferred_print(") == 2
+    return _loaded(source), _loaded(fixed)
+
+
+def test_redirect_stdout_captures_the_deferred_lines() -> None:
+    import contextlib
+    import io
+
+    from nosync_fix import runtime
+
+    original, rewritten = _both_runs()
+    runtime.configure(flush_every=10**9, flush_seconds=10**9)  # flushes would hide it
+    try:
+        texts = []
+        for run in (original, rewritten):
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                run(5)
+            texts.append(buffer.getvalue())  # read at once, no flush() of ours
+            buffer.close()  # nothing may be written there later (at exit)
+        assert texts[1] == texts[0]
+        assert texts[0].count("\n") == 10
+        assert runtime.pending() == 0
+    finally:
+        runtime.configure(flush_every=_default("NOSYNC_FLUSH_EVERY", 64),
+                          flush_seconds=_default("NOSYNC_FLUSH_SECONDS", 1.0))
+
+
+def _default(name: str, value: float) -> float:
+    return type(value)(os.environ.get(name) or value)
+
+
+def test_capsys_captures_the_deferred_lines(capsys) -> None:
+    from nosync_fix import runtime
+
+    original, rewritten = _both_runs()
+    runtime.configure(flush_every=10**9, flush_seconds=10**9)
+    try:
+        original(5)
+        expected = capsys.readouterr().out
+        rewritten(5)
+        assert capsys.readouterr().out == expected
+        assert expected.count("\n") == 10
+    finally:
+        runtime.configure(flush_every=_default("NOSYNC_FLUSH_EVERY", 64),
+                          flush_seconds=_default("NOSYNC_FLUSH_SECONDS", 1.0))
+
+
+def test_no_write_to_a_closed_stream_at_exit(tmp_path) -> None:
+    # A pending line bound for a stream that was closed before the exit flush (a capture
+    # that ended, a file the script closed) is dropped, not written with a traceback.
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import io
+
+        import torch
+        from nosync_fix.runtime import deferred_print, item
+
+        stream = io.StringIO()
+        deferred_print("to a stream closed before exit", item(torch.tensor(1.0)), file=stream)
+        stream.close()
+        print("done")
+    """))
+    process = subprocess.run([sys.executable, str(script)], cwd=tmp_path, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(SRC)}, capture_output=True)
+    assert (process.returncode, process.stdout, process.stderr) == (0, b"done\n", b"")
+
+
+def test_pytest_capsys_run_shows_no_closed_file_errors(tmp_path) -> None:
+    # The report's case: a test of the rewritten loop under pytest's capsys.
+    source = textwrap.dedent(CAPTURED_LOOP).lstrip()
+    (tmp_path / "loop.py").write_text(fix_code(source, select=["NSY301"]).fixed)
+    (tmp_path / "loop_orig.py").write_text(source)
+    (tmp_path / "test_loop.py").write_text(textwrap.dedent("""
+        import loop
+        import loop_orig
+
+
+        def test_loop(capsys):
+            loop_orig.run(3)
+            expected = capsys.readouterr().out
+            loop.run(3)
+            assert capsys.readouterr().out == expected
+    """))
+    process = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_loop.py"],
+        cwd=tmp_path, timeout=300, capture_output=True,
+        env={**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{tmp_path}",
+             "NOSYNC_FLUSH_EVERY": "100000", "NOSYNC_FLUSH_SECONDS": "1e9"})
+    output = process.stdout + process.stderr
+    assert process.returncode == 0, output.decode()
+    assert b"closed file" not in output and b"Traceback" not in output, output.decode()

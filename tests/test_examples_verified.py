@@ -12,6 +12,9 @@ import pytest
 
 pytest.importorskip("torch")
 
+#: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 from nosync_fix.verify import verify  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

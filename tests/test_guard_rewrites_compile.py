@@ -18,6 +18,9 @@ from nosync_fix import fix_code
 
 torch = pytest.importorskip("torch")
 
+#: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 BART_GUARD = textwrap.dedent("""
     import torch
     from torch import nn

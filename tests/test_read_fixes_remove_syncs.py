@@ -103,6 +103,7 @@ def test_the_fix_removes_every_sync(code: str) -> None:
     assert _syncs(fixed.after["step"], *args) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_the_fix_removes_every_graph_break(code: str) -> None:
     source, args = CASES[code]

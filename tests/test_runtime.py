@@ -321,6 +321,29 @@ def test_plain_output_does_not_overtake_pending_lines(capsys) -> None:
     assert err == "error\nagain\n"
 
 
+def test_print_under_a_redirection_is_written_at_once() -> None:
+    import contextlib
+
+    deferred_print("before")  # pending, for the stream in place outside the redirection
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        deferred_print("inside", item(torch.tensor(1)))
+        assert buffer.getvalue() == "inside 1\n" and runtime.pending() == 0
+    deferred_print("explicit file", file=buffer)  # a file of its own: deferred as before
+    assert runtime.pending() == 1
+
+
+def test_verify_capture_keeps_prints_deferred() -> None:
+    from nosync_fix.verify.capture import captured
+
+    with captured() as printed:
+        deferred_print("a", item(torch.tensor(1)))
+        deferred_print("b", item(torch.tensor(2)), file=sys.stderr)
+        assert runtime.pending() == 2  # one flush, one sync, as on a terminal
+        flush()
+    assert (printed.stdout, printed.stderr) == ("a 1\n", "b 2\n")
+
+
 def test_a_write_during_another_threads_flush_is_queued_not_blocked() -> None:
     buffer = io.StringIO()
     stream = runtime.OrderedStream(buffer)
@@ -502,6 +525,7 @@ def _compiled_step(x: torch.Tensor, step: int) -> torch.Tensor:
     return loss + 1
 
 
+@pytest.mark.slow
 def test_recording_inside_torch_compile_has_no_graph_break() -> None:
     explanation = torch._dynamo.explain(_compiled_step)(torch.ones(3), 5)
     flush()
@@ -509,6 +533,7 @@ def test_recording_inside_torch_compile_has_no_graph_break() -> None:
     assert explanation.graph_count == 1
 
 
+@pytest.mark.slow
 def test_compiled_records_print_what_eager_records_print(capsys) -> None:
     torch._dynamo.reset()
     compiled = torch.compile(_compiled_step, backend="aot_eager", fullgraph=True)

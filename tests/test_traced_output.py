@@ -18,6 +18,9 @@ import torch
 
 from nosync_fix.runtime import call_in_graph, deferred_print, flush, fmt, item
 
+#: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 logger = logging.getLogger("test_traced_output")
 
 

@@ -14,6 +14,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+#: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 from nosync_fix.verify import assert_verified, verify  # noqa: E402
 from nosync_fix.verify.breaks import compile_and_observe  # noqa: E402
 from nosync_fix.verify.cli import main  # noqa: E402

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -18,6 +19,8 @@ from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: Stopped by Ctrl-C: 128 + SIGINT, as shells report it.
+EXIT_INTERRUPTED = 130
 _PROGRESS_MIN_FILES = 50
 
 
@@ -125,16 +128,22 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
     mode = Mode.DIFF if diff else Mode.CHECK if check else Mode.FIX
     with_edits = output_format in ("json", "sarif")
     if paths == ("-",):
-        code = _run_stdin(settings, mode, stdin_filename or "-", output_format, color,
-                          exit_zero)
+        try:
+            code = _run_stdin(settings, mode, stdin_filename or "-", output_format, color,
+                              exit_zero)
+        except KeyboardInterrupt:
+            _interrupted(None)
         sys.exit(code)
 
     started = time.perf_counter()
     progress = _progress_printer() if (sys.stderr.isatty() and not quiet) else None
     cache = None if no_cache else Cache.for_settings(
         cache_dir if cache_dir is not None else default_folder(settings), settings)
-    outcomes = run(list(paths), settings, mode, jobs=jobs, with_edits=with_edits,
-                   progress=progress, cache=cache)
+    try:
+        outcomes = run(list(paths), settings, mode, jobs=jobs, with_edits=with_edits,
+                       progress=progress, cache=cache)
+    except KeyboardInterrupt:
+        _interrupted(progress)
     if progress is not None:
         progress(-1, -1)
     if verbose:
@@ -142,6 +151,15 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
                    f"with {len(settings.rules())} rules.", err=True)
     sys.exit(_report(outcomes, settings, mode, output_format, statistics, show_fixes, quiet,
                      color, exit_zero))
+
+
+def _interrupted(progress) -> NoReturn:  # type: ignore[no-untyped-def]
+    """Ctrl-C: say what state the files are in and exit 130 (click would exit 1)."""
+    if progress is not None:
+        progress(-1, -1)
+    click.echo("nosync-fix: interrupted; the files fixed before it stay fixed, "
+               "no other file was written", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def _load_settings(paths: Sequence[str], config_path: str | None, isolated: bool,

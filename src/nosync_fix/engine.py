@@ -242,8 +242,12 @@ def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings
         done = {id(rewrites[i]) for i in accepted}
         fixed_now = [f.finding for f in fixable if id(f.report.rewrite) in done]
         new_text = splice(current, module.code, new_module.code)
-        new_module = check_compiles(new_text, encoding, filename,
-                                    sorted({f.code for f in fixed_now}))
+        try:
+            new_module = check_compiles(new_text, encoding, filename,
+                                        sorted({f.code for f in fixed_now}))
+        except _FileFailure:
+            input_compiles(text, encoding, filename)  # the input's own fault, if it is
+            raise
         applied.extend(fixed_now)
         current = new_text
         suppressions = parse_suppressions(current)
@@ -330,11 +334,59 @@ def syntax_check(text: str, filename: str) -> ast.Module:
         return prefilter.parse(text, filename)
     except SyntaxError as error:
         where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
-        raise _FileFailure(f"cannot parse: {error.msg}{where}", "parse") from None
+        newer = newer_syntax(text, error)
+        raise _FileFailure(f"cannot parse: {error.msg}{where}" + (f": {newer}" if newer else ""),
+                           "parse") from None
     except ValueError as error:  # null bytes
         raise _FileFailure(f"cannot parse: {error}", "parse") from None
     except (RecursionError, MemoryError):
         raise _FileFailure("cannot parse: too deeply nested", "parse") from None
+
+
+#: Syntax that a later Python accepts, by the start of the line where an earlier one
+#: fails: (pattern, what it is, the first Python that has it).
+_NEWER_SYNTAX = (
+    (re.compile(r"\s*except\s*\*"), "`except*` (PEP 654)", (3, 11)),
+    (re.compile(r"\s*type\s+\w+\s*(\[|=)"), "a `type` statement (PEP 695)", (3, 12)),
+    (re.compile(r"\s*(async\s+)?def\s+\w+\s*\["), "type parameters (PEP 695)", (3, 12)),
+    (re.compile(r"\s*class\s+\w+\s*\["), "type parameters (PEP 695)", (3, 12)),
+)
+
+
+def newer_syntax(text: str, error: SyntaxError) -> str | None:
+    """What to say when ``text`` fails to parse because it is written for a newer Python
+    than the one running (the error's line starts with syntax that Python added later)."""
+    running = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info < (3, 12) and (error.msg or "").startswith("f-string") and \
+            "empty expression" not in error.msg:
+        return ("Python 3.12 accepts more in f-strings (PEP 701: the same quotes inside, "
+                f"backslashes, comments); nosync-fix is running on Python {running}")
+    if not error.lineno:
+        return None
+    lines = split_lines(text)
+    if not 0 < error.lineno <= len(lines):
+        return None
+    line = lines[error.lineno - 1]
+    for pattern, what, version in _NEWER_SYNTAX:
+        if sys.version_info < version and pattern.match(line):
+            return (f"{what} needs Python {'.'.join(map(str, version))} or newer; "
+                    f"nosync-fix is running on Python {running}")
+    return None
+
+
+def input_compiles(text: str, encoding: str, filename: str) -> None:
+    """Raises the parse failure of a text that Python parses but does not compile (a late
+    ``from __future__``, an unbound ``nonlocal``): only the compiler checks those."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text.encode(encoding), filename, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        where = f" at line {error.lineno}" if error.lineno else ""
+        raise _FileFailure(f"does not compile: {error.msg}{where} (Python parses it, but its "
+                           "compiler rejects it); file left unchanged", "parse") from None
+    except ValueError:
+        pass  # not the compiler's verdict: let the caller's failure stand
 
 
 def check_compiles(text: str, encoding: str, filename: str,
@@ -679,7 +731,19 @@ def splice(original: str, rendered: str, rewritten: str) -> str:
             out.extend(original_lines[i1:i2])
         else:
             out.extend(rewritten_lines[j1:j2])
+    # LibCST drops the final line ending of a file whose lines end with a lone \r: when
+    # the last line comes from the rewritten text, give it the original's ending back.
+    final = _final_ending(original)
+    if final and out and not _final_ending(rendered) and not _final_ending(out[-1]):
+        out[-1] += final
     return "".join(out)
+
+
+def _final_ending(text: str) -> str:
+    """The line ending that ``text`` ends with ("" for none)."""
+    if text.endswith("\r\n"):
+        return "\r\n"
+    return text[-1] if text.endswith(("\n", "\r")) else ""
 
 
 def text_edits(before: str, after: str) -> tuple[Edit, ...]:

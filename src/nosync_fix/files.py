@@ -20,6 +20,7 @@ a symbolic link that leads outside the checked paths (:func:`outside_roots`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -329,9 +330,15 @@ def outside_roots(path: str, roots: Sequence[str]) -> bool:
                    for root in roots)
 
 
+def source_digest(data: bytes) -> bytes:
+    """What :func:`write_atomic` compares the file on disk with: a hash of the bytes read."""
+    return hashlib.sha256(data).digest()
+
+
 def write_atomic(path: str, data: bytes, expected: bytes) -> None:
-    """Replace the file at ``path`` by ``data`` if it still holds ``expected``, keeping
-    its mode, owner, group and hard links (see the module's notes)."""
+    """Replace the file at ``path`` by ``data`` if it still holds the bytes whose
+    :func:`source_digest` is ``expected``, keeping its mode, owner, group and hard links
+    (see the module's notes)."""
     target = os.path.realpath(path)
     try:
         with open(target, "rb") as handle:
@@ -339,8 +346,9 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
             info = os.fstat(handle.fileno())
     except OSError as error:
         raise FileProblem(f"cannot re-read before writing: {_reason(error)}") from None
-    if current != expected:
+    if source_digest(current) != expected:
         raise FileProblem("changed on disk while nosync-fix was running; not written")
+    expected = current
     mode = stat.S_IMODE(info.st_mode)
     # No write bit at all means read-only, even for root, who could write anyway.
     if not os.access(target, os.W_OK) or not mode & 0o222:

@@ -1,20 +1,39 @@
-"""Running the engine over many files: reading, writing, parallel workers."""
+"""Running the engine over many files: reading, writing, parallel workers.
+
+Worker processes only analyse; every file is written by the main process, with
+Ctrl-C held for the length of one write, so that a file is written whole or not at
+all. Workers ignore Ctrl-C (the terminal sends it to them too): the main process
+stops them at once and exits. A worker whose main process is gone (killed with
+SIGKILL, say) ends itself within a fraction of a second.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import gc
+import multiprocessing
 import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from itertools import repeat
 
 from .cache import Cache, CacheStore
 from .config import Settings
-from .files import FileProblem, checked_roots, discover, outside_roots, read_source, write_atomic
+from .files import (
+    FileProblem,
+    checked_roots,
+    discover,
+    outside_roots,
+    read_source,
+    source_digest,
+    write_atomic,
+)
 from .findings import FileError, FixResult
 from .rules import rules_with_codes
 
@@ -103,21 +122,26 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     todo = [files[i] for i in pending]
     todo_modes = [modes[i] for i in pending]
     if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
-        results: Iterable[tuple[FileOutcome, str | None]] = (
+        results: Iterable[tuple[FileOutcome, str | None, bytes | None]] = (
             _work(f, settings, m, with_edits, cache)
             for f, m in zip(todo, todo_modes, strict=True))
         pool = None
     else:
-        pool = ProcessPoolExecutor(max_workers=workers)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker)
         # Small chunks keep both workers busy to the end: a few files cost a hundred
         # times more than the rest, and they come in clusters (one package at a time).
         chunk = max(1, min(8, len(todo) // (workers * 16)))
-        results = pool.map(_work, todo, repeat(settings), todo_modes, repeat(with_edits),
-                           repeat(cache), chunksize=chunk)
+        # Futures of our own rather than pool.map's: map cancels its futures when its
+        # iterator is dropped, and Python 3.11's pool then fails with InvalidStateError
+        # in a thread when the workers are stopped (Ctrl-C).
+        futures = [pool.submit(_work_many, todo[i:i + chunk], todo_modes[i:i + chunk],
+                               settings, with_edits, cache)
+                   for i in range(0, len(todo), chunk)]
+        results = (answer for future in futures for answer in future.result())
     try:
-        for index, (outcome, key) in zip(pending, results, strict=False):
-            outcomes[index] = outcome
+        for index, (outcome, key, digest) in zip(pending, results, strict=False):
             _remember(store, key, outcome)
+            outcomes[index] = _write(outcome, digest, settings, with_edits)
             done += 1
             if progress:
                 progress(done, len(files))
@@ -126,13 +150,18 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
         # without an answer are retried one process each, so that only the culprit fails.
         for index in pending:
             if outcomes[index] is None:
-                outcome, key = _isolated(files[index], settings, modes[index], with_edits,
-                                         cache)
-                outcomes[index] = outcome
+                outcome, key, digest = _isolated(files[index], settings, modes[index],
+                                                 with_edits, cache)
                 _remember(store, key, outcome)
+                outcomes[index] = _write(outcome, digest, settings, with_edits)
                 done += 1
                 if progress:
                     progress(done, len(files))
+    except KeyboardInterrupt:
+        if pool is not None:  # stop now: the files being analysed are not written
+            _stop(pool)
+            pool = None
+        raise
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -167,15 +196,55 @@ def _remember(store: CacheStore | None, key: str | None, outcome: FileOutcome) -
 
 
 def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
-              cache: Cache | None) -> tuple[FileOutcome, str | None]:
+              cache: Cache | None) -> tuple[FileOutcome, str | None, bytes | None]:
     """Process one file in a process of its own; a crash there is this file's error."""
-    with ProcessPoolExecutor(max_workers=1) as pool:
-        try:
-            return pool.submit(_work, filename, settings, mode, with_edits, cache).result()
-        except BrokenProcessPool:
-            return FileOutcome(filename, error=FileError(
-                filename, "the analysis crashed (its process died); file left unchanged",
-                "internal")), None
+    pool = ProcessPoolExecutor(max_workers=1, initializer=_start_worker)
+    try:
+        answer = pool.submit(_work, filename, settings, mode, with_edits, cache).result()
+    except BrokenProcessPool:
+        answer = FileOutcome(filename, error=FileError(
+            filename, "the analysis crashed (its process died); file left unchanged",
+            "internal")), None, None
+    except KeyboardInterrupt:
+        _stop(pool)
+        raise
+    pool.shutdown()
+    return answer
+
+
+#: How often a worker checks that the main process is still there (seconds).
+_PARENT_CHECK_INTERVAL = 0.2
+
+
+def _start_worker() -> None:
+    """Set up a worker process: Ctrl-C is the main process's to handle (it stops the
+    workers), and a worker whose main process is gone ends itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True,
+                     name="nosync-fix-parent-watch").start()
+
+
+def _end_with_parent(parent: int) -> None:
+    """End this process once its parent is gone: the parent's id changes when it dies
+    (POSIX: the worker is adopted), and multiprocessing's sentinel of the parent is
+    signalled (Windows, and start methods with a server in between)."""
+    process = multiprocessing.parent_process()
+    while True:
+        time.sleep(_PARENT_CHECK_INTERVAL)
+        if os.getppid() != parent or (process is not None and not process.is_alive()):
+            os._exit(1)  # nothing of this process's work is written, nor wanted
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers now, abandoning the files they are analysing (they write none)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+    pool.shutdown(wait=False)  # the pool sees its workers gone and fails their futures
 
 
 def process_file(filename: str, settings: Settings, mode: Mode,
@@ -186,16 +255,19 @@ def process_file(filename: str, settings: Settings, mode: Mode,
     if mode is Mode.FIX and outside_roots(filename, roots):
         return _not_written_outside(_work(filename, settings, Mode.CHECK, with_edits, None)[0],
                                     roots)
-    return _work(filename, settings, mode, with_edits, None)[0]
+    outcome, _, digest = _work(filename, settings, mode, with_edits, None)
+    return _write(outcome, digest, settings, with_edits)
 
 
 def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
-          cache: Cache | None) -> tuple[FileOutcome, str | None]:
-    """:func:`process_file`, and the cache key of the bytes it read (for the caller)."""
+          cache: Cache | None) -> tuple[FileOutcome, str | None, bytes | None]:
+    """Analyse one file (in a worker, or here): its outcome, with nothing written yet;
+    the cache key of the bytes it read; and, when the fixed text is to be written, the
+    digest of those bytes, for :func:`_write` in the main process."""
     try:
         source = read_source(filename)
     except FileProblem as problem:
-        return FileOutcome(filename, error=FileError(filename, str(problem), "io")), None
+        return FileOutcome(filename, error=FileError(filename, str(problem), "io")), None, None
     from .engine import process_source
 
     fix = mode is not Mode.CHECK
@@ -204,10 +276,68 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
                                 rules=rules_with_codes(codes))
     key = cache.key(filename, source, codes, fix, with_edits) if cache else None
-    return _finish(filename, source, result, mode, settings, with_edits), key
+    outcome, digest = _unwritten(filename, source, result, mode)
+    return outcome, key, digest
 
 
-def _checked(filename: str, source: bytes, settings: Settings,
+def _work_many(filenames: list[str], modes: list[Mode], settings: Settings, with_edits: bool,
+               cache: Cache | None) -> list[tuple[FileOutcome, str | None, bytes | None]]:
+    """:func:`_work` on a few files (one task for a worker)."""
+    return [_work(filename, settings, mode, with_edits, cache)
+            for filename, mode in zip(filenames, modes, strict=True)]
+
+
+def _unwritten(filename: str, source: bytes, result: FixResult,
+               mode: Mode) -> tuple[FileOutcome, bytes | None]:
+    """The outcome of ``result``, and the digest of ``source`` when it is to be written."""
+    if result.error is not None:
+        return FileOutcome(filename, result=result, error=result.error), None
+    if mode is Mode.FIX and result.changed:
+        return FileOutcome(filename, result=result), source_digest(source)
+    return FileOutcome(filename, result=result), None
+
+
+def _write(outcome: FileOutcome, digest: bytes | None, settings: Settings,
+           with_edits: bool) -> FileOutcome:
+    """Write a fixed file (when ``digest`` says it is to be written): in the main process
+    only, whole or not at all."""
+    result = outcome.result
+    if digest is None or result is None:
+        return outcome
+    filename = outcome.filename
+    try:
+        with _interrupt_held():
+            write_atomic(filename, result.fixed_bytes, digest)
+    except FileProblem as problem:
+        # The file stays as it was: report its findings there, as a check would (the
+        # fixed text's positions mean nothing in the file on disk).
+        return FileOutcome(filename, result=_checked(filename, result.original, settings,
+                                                     with_edits) or result,
+                           error=FileError(filename, str(problem), "io"))
+    return FileOutcome(filename, result=result, written=True)
+
+
+@contextlib.contextmanager
+def _interrupt_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) until the block has run, then act on it as the handler in
+    place would have (in the main thread; elsewhere signals do not arrive anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+
+def _checked(filename: str, source: bytes | str, settings: Settings,
              with_edits: bool) -> FixResult | None:
     """The findings of ``source`` unfixed (for a file whose fixes could not be written)."""
     from .engine import process_source
@@ -247,25 +377,24 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     except FileProblem:
         return None  # reported when the file is processed
     fix = mode is not Mode.CHECK
-    key = cache.key(filename, source, settings.codes_for(filename), fix, with_edits)
-    result = store.get(key, filename, source)
+    codes = settings.codes_for(filename)
+    result = store.get(cache.key(filename, source, codes, fix, with_edits), filename, source)
     if result is None:
-        return None
-    return _finish(filename, source, result, mode, settings, with_edits)
+        # The output format decides only whether fixes carry their edits (JSON, SARIF):
+        # the entry of a run in another format serves when it has what this one needs.
+        other = store.get(cache.key(filename, source, codes, fix, not with_edits), filename,
+                          source)
+        result = None if other is None else _edits_as_asked(other, with_edits)
+        if result is None:
+            return None
+    return _write(*_unwritten(filename, source, result, mode), settings, with_edits)
 
 
-def _finish(filename: str, source: bytes, result: FixResult, mode: Mode, settings: Settings,
-            with_edits: bool) -> FileOutcome:
-    if result.error is not None:
-        return FileOutcome(filename, result=result, error=result.error)
-    if mode is Mode.FIX and result.changed:
-        try:
-            write_atomic(filename, result.fixed_bytes, source)
-        except FileProblem as problem:
-            # The file stays as it was: report its findings there, as a check would (the
-            # fixed text's positions mean nothing in the file on disk).
-            return FileOutcome(filename, result=_checked(filename, source, settings,
-                                                         with_edits) or result,
-                               error=FileError(filename, str(problem), "io"))
-        return FileOutcome(filename, result=result, written=True)
-    return FileOutcome(filename, result=result)
+def _edits_as_asked(result: FixResult, with_edits: bool) -> FixResult | None:
+    """``result``, computed with edits or without, as the other mode would give it; None
+    when it lacks edits that are asked for (a finding with a fix, found without edits)."""
+    if with_edits:
+        return None if any(f.fix is not None for f in result.findings) else result
+    return dataclasses.replace(result, findings=tuple(
+        f if f.fix is None or not f.fix.edits else dataclasses.replace(
+            f, fix=dataclasses.replace(f.fix, edits=())) for f in result.findings))

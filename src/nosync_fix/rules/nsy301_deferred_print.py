@@ -78,15 +78,17 @@ class DeferredPrint(Rule):
     names the device and the autograd node, which a host copy does not have),
     prints to other file objects (they may be closed or written directly
     before the flush), `f"{x=}"` fields, and reads used by anything but
-    formatting and arithmetic (`math.exp(loss.item())`). Inside a
-    `contextlib.redirect_stdout` block the fix is unsafe: code that reads the
-    redirected buffer right away would not find the deferred lines yet.
+    formatting and arithmetic (`math.exp(loss.item())`). While another stream
+    stands in for `sys.stdout` or `sys.stderr` (`contextlib.redirect_stdout`,
+    pytest's `capsys`), the runtime writes each line at once, so that the
+    caller finds it in the capture: there the fix saves nothing, and inside a
+    visible `contextlib.redirect_stdout` block it is marked unsafe.
 
     ## When not to apply
-    When the program reads its own output back before a flush (a captured
-    buffer), or when a line must appear at once (progress on a hung job): call
-    `nosync_fix.runtime.flush()` there, or set `NOSYNC_IMMEDIATE=1` while
-    debugging.
+    When the program reads its own output back before a flush by other means
+    than a redirection (the file that stdout points to), or when a line must
+    appear at once (progress on a hung job): call `nosync_fix.runtime.flush()`
+    there, or set `NOSYNC_IMMEDIATE=1` while debugging.
     """
 
     code = "NSY301"

@@ -60,6 +60,13 @@ output that is not deferred — anything written to ``sys.stdout`` or
 ``sys.stderr`` and any ordinary logging call — so that nothing overtakes a
 pending line. ``NOSYNC_IMMEDIATE=1`` writes every record at once.
 
+A print to ``sys.stdout`` or ``sys.stderr`` while another stream stands in for it
+(``contextlib.redirect_stdout``, pytest's ``capsys``: anything but the streams in
+place when this module was imported) is written at once, with the records
+before it: the caller reads that stream as soon as the redirection ends. A
+record whose stream was closed before the flush is dropped (its text has
+nowhere to go) instead of failing there or at exit.
+
 Records made inside ``torch.compile`` are appended to the buffer and nothing
 else (no lock, no clock: those would break the graph); they are written by the
 next of the triggers above met outside the compiled code.

@@ -23,6 +23,7 @@ dropped: the parent emits them.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import sys
@@ -30,7 +31,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -91,12 +92,12 @@ def add_compiled(record: Record) -> None:
         _pending.append(record)
 
 
-def add(record: Record) -> None:
-    """Add a record and flush if a flush is due."""
+def add(record: Record, *, now: bool = False) -> None:
+    """Add a record and flush if a flush is due (``now``: flush at once, this record too)."""
     _wrap_standard_streams()
     with _lock:
         _pending.append(record)
-        if (immediate or _queued_writes or len(_pending) >= flush_every
+        if (now or immediate or _queued_writes or len(_pending) >= flush_every
                 or time.monotonic() - _last_flush >= flush_seconds):
             _flush_locked()
 
@@ -188,7 +189,48 @@ def pending_count() -> int:
 
 def _emit_write(payload: tuple[Any, str], host: dict[int, torch.Tensor]) -> None:
     stream, text = payload
-    stream.write(text)
+    if not closed(stream):
+        stream.write(text)
+
+
+def closed(stream: Any) -> bool:
+    """Whether ``stream`` is closed: a record for it is dropped, as its text has nowhere
+    to go (a capture that ended, a file closed before the flush)."""
+    try:
+        return getattr(stream, "closed", False) is True
+    except Exception:  # a stream whose `closed` fails is left to fail when written
+        return False
+
+
+#: The standard streams in effect when the runtime was installed (unwrapped), and those
+#: of :func:`deferring_to`. A print to ``sys.stdout`` or ``sys.stderr`` while another
+#: stream stands in for it — for a while, as with ``contextlib.redirect_stdout`` or
+#: pytest's ``capsys`` — is written at once: the caller reads that stream when the
+#: redirection ends, before any flush would come.
+_lasting_streams: list[Any] = []
+
+
+def redirected(stream: Any) -> bool:
+    """Whether ``stream``, the current ``sys.stdout`` or ``sys.stderr``, stands in for the
+    one that was there when the runtime was installed."""
+    target = unwrap(stream)
+    return not any(target is lasting for lasting in _lasting_streams)
+
+
+@contextlib.contextmanager
+def deferring_to(*streams: Any) -> Iterator[None]:
+    """Keep deferring prints to ``streams`` while they stand in for ``sys.stdout`` and
+    ``sys.stderr``: for a caller that flushes before it reads them (nosync-verify's
+    capture, which counts the syncs of deferred output)."""
+    _lasting_streams.extend(streams)
+    try:
+        yield
+    finally:
+        for stream in streams:
+            for index, lasting in enumerate(_lasting_streams):
+                if lasting is stream:
+                    del _lasting_streams[index]
+                    break
 
 
 class OrderedStream:
@@ -290,6 +332,8 @@ def _forget_parent_records() -> None:
 
 def _install() -> None:
     _wrap_standard_streams()
+    _lasting_streams.extend(unwrap(stream) for stream in (sys.stdout, sys.stderr)
+                              if stream is not None)
     logging.setLogRecordFactory(_ordered_record_factory(logging.getLogRecordFactory()))
     sys.excepthook = _flushing_hook(sys.excepthook)
     threading.excepthook = _flushing_hook(threading.excepthook)

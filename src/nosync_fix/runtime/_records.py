@@ -33,9 +33,10 @@ def deferred_print(*objects: Any, sep: str | None = " ", end: str | None = "\n",
     (``str(obj)``, as ``print`` does); deferred values, templates and
     immutable values (numbers, strings) are turned into text at flush time. The
     stream is the one ``print`` would use now (``sys.stdout`` when ``file`` is
-    None). Writing to a file object other than ``sys.stdout``/``sys.stderr``
-    is fine as long as nothing else writes to it or closes it before
-    :func:`flush`.
+    None); while a redirection or a test's capture stands in for the standard
+    stream, the line is written at once. Writing to a file object other than
+    ``sys.stdout``/``sys.stderr`` is fine as long as nothing else writes to it
+    before :func:`flush`; if it is closed by then, the line is dropped.
     """
     for name, value in (("sep", sep), ("end", end)):
         if value is not None and not isinstance(value, str):
@@ -52,11 +53,17 @@ def deferred_print(*objects: Any, sep: str | None = " ", end: str | None = "\n",
     if stream is None:
         return  # what print does without a stdout (pythonw)
     stream.write  # noqa: B018  an object without write() fails now, as in print
-    _buffer.add((_print, (pieces, sep, end, _buffer.unwrap(stream), flush)))
+    # Bound for a stream that stands in for sys.stdout or sys.stderr for a while (a
+    # redirection, a test's capture): written now, while that stream is in place.
+    standard = stream is sys.stdout or stream is sys.stderr
+    _buffer.add((_print, (pieces, sep, end, _buffer.unwrap(stream), flush)),
+                now=standard and _buffer.redirected(stream))
 
 
 def _print(payload: tuple[Any, ...], host: dict[int, torch.Tensor]) -> None:
     pieces, sep, end, file, flush = payload
+    if _buffer.closed(file if file is not None else _buffer.unwrap(sys.stdout)):
+        return  # nowhere to write: the stream was closed before the flush
     print(*(resolve(p, host) for p in pieces), sep=sep, end=end, file=file, flush=flush)
 
 

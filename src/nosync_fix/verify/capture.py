@@ -7,7 +7,7 @@ import logging
 import sys
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from contextlib import contextmanager, nullcontext, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 
 from .loading import Sink
@@ -50,8 +50,12 @@ def captured() -> Iterator[Printed]:
         if target is not None:
             swapped.append((handler, stream))
             handler.stream = target
+    # The caller flushes deferred output before it reads the capture: prints of the
+    # rewritten code stay deferred there, as they would be on the terminal.
+    runtime = sys.modules.get("nosync_fix.runtime._buffer")
+    deferring = runtime.deferring_to(out, err) if runtime is not None else nullcontext()
     try:
-        with warnings.catch_warnings(record=True) as caught, \
+        with warnings.catch_warnings(record=True) as caught, deferring, \
                 redirect_stdout(out), redirect_stderr(err):
             warnings.simplefilter("always")
             yield printed
