@@ -68,6 +68,17 @@ class ModuleAnalysis:
         self.effects = Effects(self.md, self.tensors)
         self.loops = LoopFacts(self.md)
         self._torch_name: str | None | bool = False
+        self._memos: dict[str, dict[object, object]] = {}
+
+    def memo(self, name: str) -> dict[object, object]:
+        """A dictionary kept for this module under ``name``: where a rule or helper
+        remembers an answer per node (or per name) that several rules ask for, or that
+        one rule asks for again and again (the walks up a long expression of each of
+        its reads), so that answering every such question costs linear time."""
+        found = self._memos.get(name)
+        if found is None:
+            found = self._memos[name] = {}
+        return found
 
     def kind(self, expr: cst.CSTNode) -> Kind:
         return self.tensors.kind(expr)

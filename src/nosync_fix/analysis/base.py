@@ -64,6 +64,11 @@ class Metadata:
         self._accesses: dict[int, Access] | None = None
         self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
         self._statement_lines: dict[int, dict[int, int]] = {}
+        #: The answers of :meth:`statement_of` and :meth:`small_statement_of`, for every
+        #: node passed on the way up: the reads of one long expression share its walk.
+        self._statements: dict[cst.CSTNode, cst.BaseStatement | None] = {}
+        self._small_statements: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
+        self._qualified: dict[tuple[int, str], frozenset[str]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -142,20 +147,47 @@ class Metadata:
 
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement that holds ``node`` and sits directly in a block or module body."""
+        known = self._statements
+        parents = self.parents
+        path: list[cst.CSTNode] = []
         current: cst.CSTNode | None = node
+        found: cst.BaseStatement | None = None
         while current is not None:
-            parent = self.parents.get(current)
+            if current in known:
+                found = known[current]
+                break
+            parent = parents.get(current)
             if isinstance(current, cst.BaseStatement) and isinstance(
                 parent, (cst.Module, cst.IndentedBlock)
             ):
-                return current
+                found = current
+                break
+            path.append(current)
             current = parent
-        return None
+        for passed in path:
+            known[passed] = found
+        return found
 
     def small_statement_of(self, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
-        found = node if isinstance(node, cst.BaseSmallStatement) else None
-        if found is None:
-            found = self.enclosing(node, cst.BaseSmallStatement)  # type: ignore[assignment]
+        if isinstance(node, cst.BaseSmallStatement):
+            return node
+        known = self._small_statements
+        parents = self.parents
+        path: list[cst.CSTNode] = []
+        current = parents.get(node)
+        found: cst.BaseSmallStatement | None = None
+        while current is not None:
+            if current in known:
+                found = known[current]
+                break
+            if isinstance(current, cst.BaseSmallStatement):
+                found = current
+                break
+            path.append(current)
+            current = parents.get(current)
+        known[node] = found
+        for passed in path:
+            known[passed] = found
         return found
 
     def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
@@ -283,11 +315,24 @@ class Metadata:
         Only plain chains of names count: LibCST names ``torch.zeros(3).sum`` as if it
         were ``torch.zeros.sum``, but a method of a call's result is no module function.
         """
-        if dotted_name(node) is None:
+        dotted = dotted_name(node)
+        if dotted is None:
             return set()
         scope = self.scopes.get(node)
         if scope is None:
             return set()
+        if isinstance(node, cst.Attribute) and not isinstance(self.parents.get(node),
+                                                              cst.ImportAlias):
+            # Outside an import, LibCST's answer for an attribute chain depends on its
+            # scope and text alone, and costs a look at every binding of its first name
+            # (``loss.item`` in a function that binds ``loss`` a thousand times):
+            # remembered per scope and text.
+            key = (id(scope), dotted)
+            known = self._qualified.get(key)
+            if known is None:
+                known = self._qualified[key] = frozenset(
+                    q.name for q in scope.get_qualified_names_for(node))
+            return set(known)
         return {q.name for q in scope.get_qualified_names_for(node)}
 
     def scope(self, node: cst.CSTNode) -> Scope | None:
