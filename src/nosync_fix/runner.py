@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import gc
 import os
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from .cache import Cache, CacheStore
-from .config import Settings
+from .config import Settings, too_large
 from .files import FileProblem, checked_roots, discover, outside_roots, read_source, write_atomic
 from .findings import FileError, FixResult
 from .rules import rules_with_codes
@@ -34,6 +35,8 @@ class FileOutcome:
     error: FileError | None = None
     #: The fixed text was written back to the file.
     written: bool = False
+    #: Why the file was not analysed (over ``max-file-size``): a warning, not an error.
+    skipped: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -83,6 +86,10 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     outcomes: list[FileOutcome | None] = [None] * len(files)
     pending: list[int] = []
     for index, filename in enumerate(files):
+        skipped = _too_large(filename, settings)
+        if skipped is not None:
+            outcomes[index] = skipped
+            continue
         cached = _from_cache(filename, settings, modes[index], with_edits, cache, store)
         if cached is None:
             pending.append(index)
@@ -104,7 +111,7 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     todo_modes = [modes[i] for i in pending]
     if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
         results: Iterable[tuple[FileOutcome, str | None]] = (
-            _work(f, settings, m, with_edits, cache)
+            _work(f, settings, m, with_edits, cache, True)
             for f, m in zip(todo, todo_modes, strict=True))
         pool = None
     else:
@@ -113,7 +120,7 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
         # times more than the rest, and they come in clusters (one package at a time).
         chunk = max(1, min(8, len(todo) // (workers * 16)))
         results = pool.map(_work, todo, repeat(settings), todo_modes, repeat(with_edits),
-                           repeat(cache), chunksize=chunk)
+                           repeat(cache), repeat(True), chunksize=chunk)
     try:
         for index, (outcome, key) in zip(pending, results, strict=False):
             outcomes[index] = outcome
@@ -171,7 +178,8 @@ def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     """Process one file in a process of its own; a crash there is this file's error."""
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
-            return pool.submit(_work, filename, settings, mode, with_edits, cache).result()
+            return pool.submit(_work, filename, settings, mode, with_edits, cache,
+                               True).result()
         except BrokenProcessPool:
             return FileOutcome(filename, error=FileError(
                 filename, "the analysis crashed (its process died); file left unchanged",
@@ -190,8 +198,15 @@ def process_file(filename: str, settings: Settings, mode: Mode,
 
 
 def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
-          cache: Cache | None) -> tuple[FileOutcome, str | None]:
-    """:func:`process_file`, and the cache key of the bytes it read (for the caller)."""
+          cache: Cache | None, lean: bool = False) -> tuple[FileOutcome, str | None]:
+    """:func:`process_file`, and the cache key of the bytes it read (for the caller).
+
+    With ``lean`` (a run over many files), a check's result comes back without the
+    file's text: a worker would otherwise send every file's text (twice: decoded and
+    raw) to the main process, which would hold them all to the end of the run."""
+    skipped = _too_large(filename, settings)
+    if skipped is not None:
+        return skipped, None
     try:
         source = read_source(filename)
     except FileProblem as problem:
@@ -204,7 +219,23 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         result = process_source(source, filename, settings, fix=fix, with_edits=with_edits,
                                 rules=rules_with_codes(codes))
     key = cache.key(filename, source, codes, fix, with_edits) if cache else None
-    return _finish(filename, source, result, mode, settings, with_edits), key
+    outcome = _finish(filename, source, result, mode, settings, with_edits)
+    if lean and mode is Mode.CHECK and outcome.result is not None:
+        outcome = dataclasses.replace(outcome, result=without_text(outcome.result))
+    return outcome, key
+
+
+def without_text(result: FixResult) -> FixResult:
+    """``result`` without the file's text (a check's: unchanged, nothing to write)."""
+    return dataclasses.replace(result, original="", fixed="", fixed_bytes=b"", diff="")
+
+
+def _too_large(filename: str, settings: Settings) -> FileOutcome | None:
+    """The outcome of a file over ``max-file-size``: skipped, with the reason."""
+    size = _size(filename)
+    if size <= settings.max_file_size:
+        return None
+    return FileOutcome(filename, skipped=too_large(size, settings.max_file_size))
 
 
 def _checked(filename: str, source: bytes, settings: Settings,
@@ -251,6 +282,8 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     result = store.get(key, filename, source)
     if result is None:
         return None
+    if mode is Mode.CHECK:
+        return FileOutcome(filename, result=without_text(result), error=result.error)
     return _finish(filename, source, result, mode, settings, with_edits)
 
 
