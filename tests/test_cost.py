@@ -158,3 +158,43 @@ def test_a_check_keeps_findings_not_text(project: Path, jobs: int) -> None:
     # a diff still carries the texts it needs
     outcomes = run(["."], Settings(), Mode.DIFF, jobs=jobs)
     assert all(o.result is not None and o.result.diff for o in outcomes)
+
+
+# -- LibCST's scopes, without asking every call's qualified names ------------------------------
+
+_TYPING_SOURCES = [
+    'import typing\nx = typing.cast("List[int]", y)\nT = typing.TypeVar("T", "Foo")\n',
+    'from typing import cast as c, NewType\nx = c("Foo", y)\nU = NewType("U", "Bar")\n',
+    'from typing import cast\ndef f(y):\n    cast = 1\n    return cast("Foo", y)\n',
+    'class typing:\n    cast = print\n    z = cast("Foo")\n',
+    'def f(y):\n    z = late("Foo", y)\n    from typing import cast as late\n'
+    '    return late("Bar", z)\n',
+    'import a.b as m, typing as t\nm.cast("Foo")\nt.cast("Foo", 1)\nprint("Foo")\n'
+    'def g():\n    global t\n    import typing as t\n    t.cast("Baz", 1)\n',
+    'import torch\nfor i in range(3):\n    loss = torch.zeros(())\n    loss.backward()\n'
+    '    x = torch.ones(3).sum()\n',
+]
+
+
+@pytest.mark.parametrize("source", _TYPING_SOURCES)
+def test_scopes_equal_libcst_around_typing_calls(source: str) -> None:
+    import libcst as cst
+    from libcst.metadata import ScopeProvider
+
+    from nosync_fix.analysis.base import resolve_alone
+
+    def summary(scopes) -> list:  # type: ignore[no-untyped-def]
+        rows = []
+        for scope in {s for s in scopes.values() if s is not None}:
+            for access in scope.accesses:
+                rows.append((type(scope).__name__, getattr(access.node, "value", "?"),
+                             access.is_annotation, access.is_type_hint,
+                             sorted(type(r).__name__ + r.name for r in access.referents)))
+            rows += [(type(scope).__name__, a.name, type(a).__name__)
+                     for a in scope.assignments]
+        return sorted(rows, key=repr)
+
+    module = cst.parse_module(source)
+    ours = resolve_alone(cst.MetadataWrapper(module, unsafe_skip_copy=True), ScopeProvider)
+    theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    assert summary(ours) == summary(theirs)

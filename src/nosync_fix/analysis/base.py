@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BatchableMetadataProvider,
     CodeRange,
@@ -577,7 +578,48 @@ def _method(visitor: type, prefix: str, node: type, attribute: str | None):  # t
         return found
 
 
+#: The last names of the functions whose calls LibCST's ``ScopeVisitor.visit_Call`` treats
+#: specially (their arguments are type hints).
+_TYPING_CALLS = frozenset({"NewType", "TypeVar", "cast"})
+
+
 class _ScopeVisitor(ScopeVisitor, _FastDispatch):
+    def __init__(self, provider: ScopeProvider) -> None:
+        super().__init__(provider)
+        #: Every name (and dotted prefix) an import has bound so far, in any scope.
+        self._imported: set[str] = set()
+
+    def _visit_import_alike(self, node: cst.Import | cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = get_full_name_for_node(
+                    alias.asname.name if alias.asname is not None else alias.name)
+                while bound:
+                    self._imported.add(bound)
+                    bound = bound.rpartition(".")[0]
+        return super()._visit_import_alike(node)
+
+    def visit_Call(self, node: cst.Call) -> bool | None:
+        """``ScopeVisitor.visit_Call`` without asking the qualified names of a call that
+        cannot be ``typing.NewType``, ``typing.TypeVar`` or ``typing.cast``.
+
+        LibCST asks every call's qualified names, which looks at every binding of the
+        function's first name (``loss.backward()`` in a function that binds ``loss`` a
+        thousand times: quadratic). A local binding names ``prefix.f`` where ``f`` is the
+        call's text, a builtin ``builtins.f``: only an import can give a ``typing.*`` name
+        to a call whose last name is not NewType, TypeVar or cast. So a call whose last
+        name is another and none of whose dotted prefixes an import has bound yet gets
+        exactly what LibCST's method does for a call that is none of the three.
+        """
+        full = get_full_name_for_node(node)
+        if full is None or (full.rpartition(".")[2] not in _TYPING_CALLS and not any(
+            prefix in self._imported for prefix in _dotted_prefixes(full)
+        )):
+            self._ScopeVisitor__top_level_attribute_stack.append(None)  # type: ignore
+            self._ScopeVisitor__in_type_hint_stack.append(False)  # type: ignore
+            return True
+        return super().visit_Call(node)
+
     def on_leave(self, original_node: cst.CSTNode) -> None:
         """``ScopeVisitor.on_leave`` with its test for assignment-like nodes made once
         per node type: ``isinstance`` against its tuple of thirteen LibCST classes
@@ -593,6 +635,13 @@ class _ScopeVisitor(ScopeVisitor, _FastDispatch):
 
 
 _ASSIGNMENT_LIKE: dict[type, bool] = {}
+
+
+def _dotted_prefixes(name: str) -> Iterator[str]:
+    """``a.b.c``, ``a.b``, ``a``."""
+    while name:
+        yield name
+        name = name.rpartition(".")[0]
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
