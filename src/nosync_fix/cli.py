@@ -13,7 +13,14 @@ import click
 
 from . import __version__
 from .cache import Cache, default_folder
-from .config import ConfigError, Settings, find_config, load_settings
+from .config import (
+    ConfigError,
+    Settings,
+    find_config,
+    load_settings,
+    parse_size,
+    too_large,
+)
 from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
@@ -69,6 +76,9 @@ def _fail(message: str) -> None:
               help="Files and folders to skip, replacing the default list.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOBS",
               help="Files and folders to skip, on top of the default list.")
+@click.option("--max-file-size", metavar="SIZE", default=None,
+              help="Skip larger files, with a warning: bytes, or '2MB', '500KB' "
+                   "[default: 2MB].")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read settings from this pyproject.toml (or a TOML file of our keys).")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
@@ -87,7 +97,7 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
          output_format: str, statistics: bool, exit_zero: bool, jobs: int | None,
          no_cache: bool, cache_dir: str | None, exclude: tuple[str, ...],
-         extend_exclude: tuple[str, ...], config_path: str | None,
+         extend_exclude: tuple[str, ...], max_file_size: str | None, config_path: str | None,
          isolated: bool, show_fixes: bool, all_paths: bool | None, stdin_filename: str | None,
          quiet: bool, verbose: bool, no_color: bool, list_rules: bool,
          explain: str | None) -> None:
@@ -120,6 +130,7 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
             exclude=_codes(exclude),
             extend_exclude=(settings.extend_exclude + _codes(extend_exclude))  # type: ignore
             if extend_exclude else None,
+            max_file_size=parse_size(max_file_size) if max_file_size is not None else None,
         ).validate()
     except ConfigError as error:
         _fail(str(error))
@@ -242,6 +253,10 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
     if output_format != "github" or mode is Mode.DIFF:
         for error in failed:
             click.echo(text.error_line(error, color), err=True, color=color)
+    for outcome in outcomes:
+        if outcome.skipped is not None:
+            click.echo(text.warning_line(outcome.filename, outcome.skipped, color), err=True,
+                       color=color)
     if failed:
         return EXIT_ERROR
     if exit_zero:
@@ -256,6 +271,13 @@ def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str
     from .engine import process_source
 
     source = sys.stdin.buffer.read()
+    if len(source) > settings.max_file_size:
+        click.echo(text.warning_line(filename, too_large(len(source), settings.max_file_size),
+                                     color), err=True)
+        if mode is Mode.FIX:
+            sys.stdout.buffer.write(source)  # never lose the input
+            sys.stdout.flush()
+        return EXIT_OK
     result = process_source(source, filename, settings, fix=mode is not Mode.CHECK,
                             with_edits=output_format in ("json", "sarif"))
     if result.error is not None:

@@ -34,6 +34,11 @@ DEFAULT_EXCLUDE = (
     ".pytest_cache", ".ruff_cache", ".nosync_cache", "__pypackages__", "_build", "buck-out",
 )
 ACCUMULATE_DTYPES = ("float64", "float32")
+#: Files larger than this (bytes) are skipped, with a warning: the analysis holds a
+#: file's whole syntax tree and its metadata, some 900 bytes of memory per byte of
+#: source. The largest hand-written file in torch, transformers and their dependencies
+#: is 1.4 MB (torch's common_methods_invocations.py).
+DEFAULT_MAX_FILE_SIZE = 2_000_000
 SECTION = "nosync-fix"
 
 
@@ -63,6 +68,8 @@ class Settings:
     #: Skip the rules that declare signals the pre-filter does not find (off only to
     #: check the pre-filter itself: the findings are the same either way).
     prefilter: bool = True
+    #: Skip larger files (bytes), with a warning: memory grows with a file's size.
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
     #: The folder the configuration came from: globs are relative to it.
     root: Path | None = None
     #: The file the settings were read from, if any.
@@ -113,6 +120,8 @@ class Settings:
         for _, codes in self.per_file_ignores:
             for code in codes:
                 check_selector(code, "per-file-ignores")
+        if self.max_file_size <= 0:
+            raise ConfigError(f"max-file-size must be positive, not {self.max_file_size}")
         if self.accumulate_dtype not in ACCUMULATE_DTYPES:
             raise ConfigError(
                 f"accumulate-dtype must be one of {', '.join(ACCUMULATE_DTYPES)}, "
@@ -160,8 +169,40 @@ def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[
 
 _KEYS = {
     "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
-    "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype",
+    "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype", "max-file-size",
 }
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+
+
+def parse_size(value: object) -> int:
+    """Bytes from an integer or a string such as ``"2MB"``, ``"500 KB"`` or ``"1.5 MB"``
+    (decimal units: 1 MB = 1,000,000 bytes)."""
+    if isinstance(value, bool):
+        raise ConfigError(f"max-file-size must be a size in bytes or a string such as '2MB', "
+                          f"not {value!r}")
+    if isinstance(value, int):
+        return value
+    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise ConfigError(f"max-file-size must be a size in bytes or a string such as '2MB', "
+                          f"not {value!r}")
+    return int(float(match.group(1)) * _UNITS[(match.group(2) or "").upper()])
+
+
+def too_large(size: int, limit: int) -> str:
+    """The one-line reason a file of ``size`` bytes is skipped."""
+    return (f"skipped: {format_size(size)} is over the limit of {format_size(limit)} per "
+            "file (max-file-size, which --max-file-size or [tool.nosync-fix] can raise)")
+
+
+def format_size(size: int) -> str:
+    """``2 MB``, ``1.5 MB``, ``800 KB``, ``12 bytes``: for messages."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
 
 
 def find_config(start: Path) -> Path | None:
@@ -229,6 +270,10 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
     if not isinstance(dtype, str):
         raise ConfigError(f"{where}accumulate-dtype must be a string")
     hot = strings("hot-functions") or ()
+    try:
+        max_size = parse_size(table["max-file-size"]) if "max-file-size" in table else None
+    except ConfigError as error:
+        raise ConfigError(f"{where}{error}") from None
     settings = Settings().with_overrides(
         select=strings("select"),
         extend_select=strings("extend-select"),
@@ -240,6 +285,7 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         per_file_ignores=tuple(per_file),
         hot_functions=frozenset(hot),
         accumulate_dtype=dtype,
+        max_file_size=max_size,
         root=path.parent.resolve() if path else None,
         source=path,
     )

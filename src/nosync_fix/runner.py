@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from .cache import Cache, CacheStore
-from .config import Settings
+from .config import Settings, too_large
 from .files import (
     FileProblem,
     checked_roots,
@@ -53,6 +53,8 @@ class FileOutcome:
     error: FileError | None = None
     #: The fixed text was written back to the file.
     written: bool = False
+    #: Why the file was not analysed (over ``max-file-size``): a warning, not an error.
+    skipped: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -102,6 +104,10 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     outcomes: list[FileOutcome | None] = [None] * len(files)
     pending: list[int] = []
     for index, filename in enumerate(files):
+        skipped = _too_large(filename, settings)
+        if skipped is not None:
+            outcomes[index] = skipped
+            continue
         cached = _from_cache(filename, settings, modes[index], with_edits, cache, store)
         if cached is None:
             pending.append(index)
@@ -123,7 +129,7 @@ def _process_all(files: list[str], settings: Settings, mode: Mode, jobs: int | N
     todo_modes = [modes[i] for i in pending]
     if workers <= 1 or len(todo) < _PARALLEL_THRESHOLD:
         results: Iterable[tuple[FileOutcome, str | None, bytes | None]] = (
-            _work(f, settings, m, with_edits, cache)
+            _work(f, settings, m, with_edits, cache, True)
             for f, m in zip(todo, todo_modes, strict=True))
         pool = None
     else:
@@ -200,7 +206,8 @@ def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     """Process one file in a process of its own; a crash there is this file's error."""
     pool = ProcessPoolExecutor(max_workers=1, initializer=_start_worker)
     try:
-        answer = pool.submit(_work, filename, settings, mode, with_edits, cache).result()
+        answer = pool.submit(_work, filename, settings, mode, with_edits, cache,
+                             True).result()
     except BrokenProcessPool:
         answer = FileOutcome(filename, error=FileError(
             filename, "the analysis crashed (its process died); file left unchanged",
@@ -260,10 +267,18 @@ def process_file(filename: str, settings: Settings, mode: Mode,
 
 
 def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
-          cache: Cache | None) -> tuple[FileOutcome, str | None, bytes | None]:
+          cache: Cache | None,
+          lean: bool = False) -> tuple[FileOutcome, str | None, bytes | None]:
     """Analyse one file (in a worker, or here): its outcome, with nothing written yet;
     the cache key of the bytes it read; and, when the fixed text is to be written, the
-    digest of those bytes, for :func:`_write` in the main process."""
+    digest of those bytes, for :func:`_write` in the main process.
+
+    With ``lean`` (a run over many files), a check's result comes back without the
+    file's text: a worker would otherwise send every file's text (twice: decoded and
+    raw) to the main process, which would hold them all to the end of the run."""
+    skipped = _too_large(filename, settings)
+    if skipped is not None:
+        return skipped, None, None
     try:
         source = read_source(filename)
     except FileProblem as problem:
@@ -277,13 +292,28 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
                                 rules=rules_with_codes(codes))
     key = cache.key(filename, source, codes, fix, with_edits) if cache else None
     outcome, digest = _unwritten(filename, source, result, mode)
+    if lean and mode is Mode.CHECK and outcome.result is not None:
+        outcome = dataclasses.replace(outcome, result=without_text(outcome.result))
     return outcome, key, digest
+
+
+def without_text(result: FixResult) -> FixResult:
+    """``result`` without the file's text (a check's: unchanged, nothing to write)."""
+    return dataclasses.replace(result, original="", fixed="", fixed_bytes=b"", diff="")
+
+
+def _too_large(filename: str, settings: Settings) -> FileOutcome | None:
+    """The outcome of a file over ``max-file-size``: skipped, with the reason."""
+    size = _size(filename)
+    if size <= settings.max_file_size:
+        return None
+    return FileOutcome(filename, skipped=too_large(size, settings.max_file_size))
 
 
 def _work_many(filenames: list[str], modes: list[Mode], settings: Settings, with_edits: bool,
                cache: Cache | None) -> list[tuple[FileOutcome, str | None, bytes | None]]:
-    """:func:`_work` on a few files (one task for a worker)."""
-    return [_work(filename, settings, mode, with_edits, cache)
+    """:func:`_work` on a few files (one task for a worker; its checks come back lean)."""
+    return [_work(filename, settings, mode, with_edits, cache, True)
             for filename, mode in zip(filenames, modes, strict=True)]
 
 
@@ -387,6 +417,8 @@ def _from_cache(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         result = None if other is None else _edits_as_asked(other, with_edits)
         if result is None:
             return None
+    if mode is Mode.CHECK:
+        return FileOutcome(filename, result=without_text(result), error=result.error)
     return _write(*_unwritten(filename, source, result, mode), settings, with_edits)
 
 

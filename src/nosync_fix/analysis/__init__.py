@@ -68,6 +68,18 @@ class ModuleAnalysis:
         self.effects = Effects(self.md, self.tensors)
         self.loops = LoopFacts(self.md)
         self._torch_name: str | None | bool = False
+        self._memos: dict[str, dict[object, object]] = {}
+        self._reads: dict[cst.CSTNode, HostRead | None] = {}
+
+    def memo(self, name: str) -> dict[object, object]:
+        """A dictionary kept for this module under ``name``: where a rule or helper
+        remembers an answer per node (or per name) that several rules ask for, or that
+        one rule asks for again and again (the walks up a long expression of each of
+        its reads), so that answering every such question costs linear time."""
+        found = self._memos.get(name)
+        if found is None:
+            found = self._memos[name] = {}
+        return found
 
     def kind(self, expr: cst.CSTNode) -> Kind:
         return self.tensors.kind(expr)
@@ -76,8 +88,14 @@ class ModuleAnalysis:
         return self.hot.is_hot(node)
 
     def host_read(self, node: cst.CSTNode) -> HostRead | None:
-        """The read of a device value that ``node`` performs, if it is one."""
-        return host_read(self.md, self.tensors, node)
+        """The read of a device value that ``node`` performs, if it is one.
+
+        Remembered per node: most rules ask it of every call, and the answer (the kind
+        of the receiver, where it may come from) costs a look at its bindings."""
+        if node in self._reads:
+            return self._reads[node]
+        found = self._reads[node] = host_read(self.md, self.tensors, node)
+        return found
 
     def torch_name(self) -> str | None:
         """The module-level name bound to torch: ``torch``, or ``T`` after ``import torch as T``

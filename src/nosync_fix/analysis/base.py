@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BatchableMetadataProvider,
     CodeRange,
@@ -64,6 +65,11 @@ class Metadata:
         self._accesses: dict[int, Access] | None = None
         self._statement_positions: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
         self._statement_lines: dict[int, dict[int, int]] = {}
+        #: The answers of :meth:`statement_of` and :meth:`small_statement_of`, for every
+        #: node passed on the way up: the reads of one long expression share its walk.
+        self._statements: dict[cst.CSTNode, cst.BaseStatement | None] = {}
+        self._small_statements: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
+        self._qualified: dict[tuple[int, str], frozenset[str]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -142,20 +148,47 @@ class Metadata:
 
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement that holds ``node`` and sits directly in a block or module body."""
+        known = self._statements
+        parents = self.parents
+        path: list[cst.CSTNode] = []
         current: cst.CSTNode | None = node
+        found: cst.BaseStatement | None = None
         while current is not None:
-            parent = self.parents.get(current)
+            if current in known:
+                found = known[current]
+                break
+            parent = parents.get(current)
             if isinstance(current, cst.BaseStatement) and isinstance(
                 parent, (cst.Module, cst.IndentedBlock)
             ):
-                return current
+                found = current
+                break
+            path.append(current)
             current = parent
-        return None
+        for passed in path:
+            known[passed] = found
+        return found
 
     def small_statement_of(self, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
-        found = node if isinstance(node, cst.BaseSmallStatement) else None
-        if found is None:
-            found = self.enclosing(node, cst.BaseSmallStatement)  # type: ignore[assignment]
+        if isinstance(node, cst.BaseSmallStatement):
+            return node
+        known = self._small_statements
+        parents = self.parents
+        path: list[cst.CSTNode] = []
+        current = parents.get(node)
+        found: cst.BaseSmallStatement | None = None
+        while current is not None:
+            if current in known:
+                found = known[current]
+                break
+            if isinstance(current, cst.BaseSmallStatement):
+                found = current
+                break
+            path.append(current)
+            current = parents.get(current)
+        known[node] = found
+        for passed in path:
+            known[passed] = found
         return found
 
     def position(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
@@ -283,11 +316,24 @@ class Metadata:
         Only plain chains of names count: LibCST names ``torch.zeros(3).sum`` as if it
         were ``torch.zeros.sum``, but a method of a call's result is no module function.
         """
-        if dotted_name(node) is None:
+        dotted = dotted_name(node)
+        if dotted is None:
             return set()
         scope = self.scopes.get(node)
         if scope is None:
             return set()
+        if isinstance(node, cst.Attribute) and not isinstance(self.parents.get(node),
+                                                              cst.ImportAlias):
+            # Outside an import, LibCST's answer for an attribute chain depends on its
+            # scope and text alone, and costs a look at every binding of its first name
+            # (``loss.item`` in a function that binds ``loss`` a thousand times):
+            # remembered per scope and text.
+            key = (id(scope), dotted)
+            known = self._qualified.get(key)
+            if known is None:
+                known = self._qualified[key] = frozenset(
+                    q.name for q in scope.get_qualified_names_for(node))
+            return set(known)
         return {q.name for q in scope.get_qualified_names_for(node)}
 
     def scope(self, node: cst.CSTNode) -> Scope | None:
@@ -532,7 +578,48 @@ def _method(visitor: type, prefix: str, node: type, attribute: str | None):  # t
         return found
 
 
+#: The last names of the functions whose calls LibCST's ``ScopeVisitor.visit_Call`` treats
+#: specially (their arguments are type hints).
+_TYPING_CALLS = frozenset({"NewType", "TypeVar", "cast"})
+
+
 class _ScopeVisitor(ScopeVisitor, _FastDispatch):
+    def __init__(self, provider: ScopeProvider) -> None:
+        super().__init__(provider)
+        #: Every name (and dotted prefix) an import has bound so far, in any scope.
+        self._imported: set[str] = set()
+
+    def _visit_import_alike(self, node: cst.Import | cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = get_full_name_for_node(
+                    alias.asname.name if alias.asname is not None else alias.name)
+                while bound:
+                    self._imported.add(bound)
+                    bound = bound.rpartition(".")[0]
+        return super()._visit_import_alike(node)
+
+    def visit_Call(self, node: cst.Call) -> bool | None:
+        """``ScopeVisitor.visit_Call`` without asking the qualified names of a call that
+        cannot be ``typing.NewType``, ``typing.TypeVar`` or ``typing.cast``.
+
+        LibCST asks every call's qualified names, which looks at every binding of the
+        function's first name (``loss.backward()`` in a function that binds ``loss`` a
+        thousand times: quadratic). A local binding names ``prefix.f`` where ``f`` is the
+        call's text, a builtin ``builtins.f``: only an import can give a ``typing.*`` name
+        to a call whose last name is not NewType, TypeVar or cast. So a call whose last
+        name is another and none of whose dotted prefixes an import has bound yet gets
+        exactly what LibCST's method does for a call that is none of the three.
+        """
+        full = get_full_name_for_node(node)
+        if full is None or (full.rpartition(".")[2] not in _TYPING_CALLS and not any(
+            prefix in self._imported for prefix in _dotted_prefixes(full)
+        )):
+            self._ScopeVisitor__top_level_attribute_stack.append(None)  # type: ignore
+            self._ScopeVisitor__in_type_hint_stack.append(False)  # type: ignore
+            return True
+        return super().visit_Call(node)
+
     def on_leave(self, original_node: cst.CSTNode) -> None:
         """``ScopeVisitor.on_leave`` with its test for assignment-like nodes made once
         per node type: ``isinstance`` against its tuple of thirteen LibCST classes
@@ -548,6 +635,13 @@ class _ScopeVisitor(ScopeVisitor, _FastDispatch):
 
 
 _ASSIGNMENT_LIKE: dict[type, bool] = {}
+
+
+def _dotted_prefixes(name: str) -> Iterator[str]:
+    """``a.b.c``, ``a.b``, ``a``."""
+    while name:
+        yield name
+        name = name.rpartition(".")[0]
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

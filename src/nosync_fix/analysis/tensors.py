@@ -103,6 +103,10 @@ class TensorFacts:
         self._assign_memo: dict[int, Value | _InProgress] = {}
         self._class_attrs: dict[int, dict[str, list[tuple[str, cst.CSTNode]]]] = {}
         self._module_classes: dict[int, bool] = {}
+        # For _reaching: ids of plain assignment lines, statements' places in blocks.
+        self._killer_lines: dict[int, int | None] = {}
+        self._blocks: dict[int, dict[int, int]] = {}
+        self._chains: dict[int, dict[int, int]] = {}
 
     # The module-wide scans run on first use: most files never need them.
 
@@ -312,21 +316,17 @@ class TensorFacts:
 
         Only the statements between that assignment and the use (at that block's
         level, nested ones included) can rebind the name in between.
+
+        Linear in the number of assignments: where each statement and each assignment
+        sits in its blocks is indexed once (scanning the block back from the use, and
+        asking for every assignment whether a statement in between holds it, was
+        quadratic in the length of a function that rebinds a name again and again).
         """
-        killers: dict[int, BaseAssignment] = {}
+        killers: dict[int, tuple[BaseAssignment, int]] = {}
         for referent in referents:
-            if not isinstance(referent, Assignment) or not isinstance(referent.node, cst.Name):
-                continue
-            parent = self.md.parent(referent.node)
-            if isinstance(parent, cst.AssignTarget):
-                binder = self.md.parent(parent)
-            elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
-                binder = parent
-            else:
-                continue
-            line = self.md.parent(binder)
-            if isinstance(line, cst.SimpleStatementLine):
-                killers[id(line)] = referent
+            line = self._killer_line(referent)
+            if line is not None:
+                killers[line] = (referent, line)
         if not killers:
             return referents
         node: cst.CSTNode = use
@@ -335,24 +335,70 @@ class TensorFacts:
             if statement is None:
                 return referents
             block = self.md.parent(statement)
-            body = list(block.body)  # type: ignore[union-attr]
-            index = next(i for i, s in enumerate(body) if s is statement)
-            for earlier in range(index - 1, -1, -1):
-                killer = killers.get(id(body[earlier]))
-                if killer is None:
-                    continue
-                between = body[earlier + 1: index]
-                if not isinstance(statement, cst.SimpleStatementLine):
-                    between.append(statement)
+            where = self._block_positions(block)  # type: ignore[arg-type]
+            index = where[id(statement)]
+            earlier, killer = -1, None
+            for referent, line in killers.values():
+                at = where.get(line, -1)
+                if earlier < at < index:
+                    earlier, killer = at, referent
+            if killer is not None:
+                last = index if not isinstance(statement, cst.SimpleStatementLine) else index - 1
                 return [killer] + [
                     r for r in referents if r is not killer and isinstance(r, Assignment)
-                    and any(self.md.is_ancestor(s, r.node) for s in between)
+                    and earlier < self._statement_chain(r).get(id(block), -1) <= last
                 ]
             holder = self.md.parent(block)
             if holder is None or isinstance(holder, (cst.FunctionDef, cst.ClassDef,
                                                      cst.Module, cst.Lambda)):
                 return referents
             node = holder
+
+    def _killer_line(self, referent: BaseAssignment) -> int | None:
+        """The id of the statement line of a plain ``x = ...`` (or ``x: T = ...``) that
+        makes ``referent``, else None."""
+        key = id(referent)
+        if key in self._killer_lines:
+            return self._killer_lines[key]
+        found = None
+        if isinstance(referent, Assignment) and isinstance(referent.node, cst.Name):
+            parent = self.md.parent(referent.node)
+            binder: cst.CSTNode | None = None
+            if isinstance(parent, cst.AssignTarget):
+                binder = self.md.parent(parent)
+            elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
+                binder = parent
+            if binder is not None:
+                line = self.md.parent(binder)
+                if isinstance(line, cst.SimpleStatementLine):
+                    found = id(line)
+        self._killer_lines[key] = found
+        return found
+
+    def _block_positions(self, block: cst.Module | cst.IndentedBlock) -> dict[int, int]:
+        """The index of each statement of ``block`` in its body, by id."""
+        found = self._blocks.get(id(block))
+        if found is None:
+            found = self._blocks[id(block)] = {id(s): i for i, s in enumerate(block.body)}
+        return found
+
+    def _statement_chain(self, referent: Assignment) -> dict[int, int]:
+        """For each block that holds the node of ``referent`` (strictly: not a ``def``
+        of its own name), the index there of the statement that holds it, by the
+        block's id."""
+        key = id(referent)
+        found = self._chains.get(key)
+        if found is None:
+            found = self._chains[key] = {}
+            current = self.md.parent(referent.node)
+            while current is not None:
+                statement = self.md.statement_of(current)
+                if statement is None:
+                    break
+                block = self.md.parent(statement)
+                found[id(block)] = self._block_positions(block)[id(statement)]  # type: ignore
+                current = block
+        return found
 
     def _target_assignments(self, name: cst.Name) -> list[BaseAssignment]:
         scope = self.md.scope(name)

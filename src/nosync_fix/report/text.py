@@ -31,6 +31,11 @@ def error_line(error: FileError, color: bool) -> str:
     return f"{label}: {error.filename}: {error.message}"
 
 
+def warning_line(filename: str, message: str, color: bool) -> str:
+    label = click.style("warning", fg="yellow", bold=True) if color else "warning"
+    return f"{label}: {filename}: {message}"
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 

@@ -108,14 +108,10 @@ class Chain:
 
 def chain_at(analysis: ModuleAnalysis, node: cst.If) -> Chain | None:
     """The chain that starts at ``node``: its first link whose test reads the device."""
-    current: cst.CSTNode = node
-    while True:
-        parent = analysis.md.parent(current)
-        if not (isinstance(parent, cst.If) and parent.orelse is current):
-            break
-        if device_condition(analysis, parent.test) is not None:
-            return None  # part of an earlier link's chain
-        current = parent
+    if _after_device_link(analysis, node):
+        return None  # part of an earlier link's chain
+    parent = analysis.md.parent(node)
+    is_elif = isinstance(parent, cst.If) and parent.orelse is node
     condition = device_condition(analysis, node.test)
     if condition is None:
         return None
@@ -124,7 +120,33 @@ def chain_at(analysis: ModuleAnalysis, node: cst.If) -> Chain | None:
     while isinstance(orelse, cst.If):
         links.append(Link(orelse, device_condition(analysis, orelse.test)))
         orelse = orelse.orelse
-    return Chain(links, orelse, is_elif=current is not node)
+    return Chain(links, orelse, is_elif=is_elif)
+
+
+def _after_device_link(analysis: ModuleAnalysis, node: cst.If) -> bool:
+    """Whether an earlier link of ``node``'s ``if``/``elif`` chain tests a device value.
+
+    Remembered for every link on the way up, so that a chain of n links costs n tests
+    (asking it afresh for each link tested n * n / 2, three times: once per rule)."""
+    known = analysis.memo("branches.after_device_link")
+    path: list[cst.CSTNode] = []
+    current: cst.CSTNode = node
+    while True:
+        if current in known:
+            found = bool(known[current])
+            break
+        path.append(current)
+        parent = analysis.md.parent(current)
+        if not (isinstance(parent, cst.If) and parent.orelse is current):
+            found = False
+            break
+        if device_condition(analysis, parent.test) is not None:
+            found = True
+            break
+        current = parent
+    for passed in path:
+        known[passed] = found
+    return found
 
 
 def header(node: cst.If | cst.While) -> str:
@@ -137,7 +159,16 @@ def header(node: cst.If | cst.While) -> str:
 
 def judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     """The verdict for the device branch starting at ``node``, or None when it is not one
-    (a host test, part of another link's chain, a running extreme, or compile-guarded)."""
+    (a host test, part of another link's chain, a running extreme, or compile-guarded).
+
+    Judged once per module analysis: NSY101, NSY102 and NSY103 all ask for every ``if``."""
+    known = analysis.memo("branches.judge_if")
+    if node not in known:
+        known[node] = _judge_if(analysis, node)
+    return known[node]  # type: ignore[return-value]
+
+
+def _judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     chain = chain_at(analysis, node)
     if chain is None or _deliberate(analysis, chain) or _running_extreme(analysis, chain):
         return None

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -485,8 +486,16 @@ def is_scalar(analysis: ModuleAnalysis, expr: cst.BaseExpression,
     A name is one when every assignment gives one; meeting the same node again means a
     cycle through assignments (``loss = loss / 2`` in a loop), which keeps the property.
     """
+    if _MET_SCALAR:
+        _MET_SCALAR[-1].add(id(expr))
     if id(expr) in _seen:
         return True
+    if isinstance(expr, cst.Name) and not _seen:
+        key = (id(analysis.md.scope(expr)), expr.value)
+        found = _per_name(analysis, "conditions.is_scalar", key, _MET_SCALAR, lambda: (
+            _all_assigned(analysis, expr, lambda value: is_scalar(analysis, value))))
+        if found is not None and id(expr) not in found[1]:
+            return found[0]  # type: ignore[return-value]
     seen = _seen | {id(expr)}
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
@@ -568,29 +577,21 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
     A name updated from itself (``h = torch.randn(8)`` then ``h = h.clamp(-1e3, 1e3)`` in a
     loop) has the family of its other assignments when, assuming it, every update keeps it.
     """
+    if _MET_CLASS:
+        _MET_CLASS[-1].add(id(expr))
     key = (id(analysis.md.scope(expr)), expr.value) if isinstance(expr, cst.Name) else None
     if key is not None and key in dict(_assumed):
         return dict(_assumed)[key]
     if id(expr) in _seen:
         return None
-    seen = _seen | {id(expr)}
     if isinstance(expr, cst.Name):
-        classes: set[str | None] = set()
-        ok = _all_assigned(analysis, expr,
-                           lambda v: classes.add(dtype_class(analysis, v, seen, _assumed))
-                           or True)
-        if ok and len(classes) == 1:
-            return classes.pop()
-        known = classes - {None}
-        if not ok or len(known) != 1:
-            return None
-        family = known.pop()
-        again: set[str | None] = set()
-        hypothesis = (*_assumed, (key, family))
-        ok = _all_assigned(analysis, expr,
-                           lambda v: again.add(dtype_class(analysis, v, seen, hypothesis))
-                           or True)
-        return family if ok and again == {family} else None
+        if not _seen and not _assumed:
+            found = _per_name(analysis, "conditions.dtype_class", key, _MET_CLASS,
+                              lambda: _name_class(analysis, expr, frozenset(), (), key))
+            if found is not None and id(expr) not in found[1]:
+                return found[0]  # type: ignore[return-value]
+        return _name_class(analysis, expr, _seen | {id(expr)}, _assumed, key)
+    seen = _seen | {id(expr)}
     if isinstance(expr, cst.NamedExpr):
         return dtype_class(analysis, expr.value, seen, _assumed)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
@@ -637,6 +638,70 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
                 args = positional_args(expr)
                 return dtype_class(analysis, args[0], seen, _assumed) if args else None
     return analysis.tensors.dtype_class(expr)
+
+
+def _name_class(analysis: ModuleAnalysis, expr: cst.Name, seen: frozenset[int],
+                _assumed: tuple[tuple[tuple[int, str], str], ...],
+                key: tuple[int, str] | None) -> str | None:
+    """:func:`dtype_class` of a name: its assignments' families agree."""
+    classes: set[str | None] = set()
+    ok = _all_assigned(analysis, expr,
+                       lambda v: classes.add(dtype_class(analysis, v, seen, _assumed))
+                       or True)
+    if ok and len(classes) == 1:
+        return classes.pop()
+    known = classes - {None}
+    if not ok or len(known) != 1:
+        return None
+    family = known.pop()
+    again: set[str | None] = set()
+    hypothesis = (*_assumed, (key, family))
+    ok = _all_assigned(analysis, expr,
+                       lambda v: again.add(dtype_class(analysis, v, seen, hypothesis))
+                       or True)
+    return family if ok and again == {family} else None
+
+
+#: The nodes met (asked about) while :func:`_per_name` computes a name's answer, one set
+#: per answer being computed, for :func:`dtype_class` and :func:`is_scalar`.
+_MET_CLASS: list[set[int]] = []
+_MET_SCALAR: list[set[int]] = []
+_COMPUTING = object()
+
+
+def _per_name(analysis: ModuleAnalysis, memo: str, key: tuple[int, str] | None,
+              met_stack: list[set[int]], compute: Callable[[], object]
+              ) -> tuple[object, frozenset[int]] | None:
+    """The answer of :func:`dtype_class` or :func:`is_scalar` for a name asked afresh (not
+    while following a cycle), computed once per scope and name instead of once per use:
+    both looked at every assignment of the name for each use, quadratic in a function
+    that binds a name again and again.
+
+    The answer is computed as if asked from no node at all, and comes with every node the
+    computation asked about: those are the only nodes whose identity it compares with
+    the nodes already on its path (the cycle check). For a use that is not among them
+    the answer is exactly the one asked from that use; a use among them (``x`` in
+    ``x = x + 1``) is asked afresh by the caller, as is a name met again while its own
+    answer is being computed (None).
+    """
+    known = analysis.memo(memo)
+    entry = known.get(key)
+    if entry is _COMPUTING:
+        return None  # a name bound to itself through others (x = y; y = x): ask afresh
+    if entry is None:
+        known[key] = _COMPUTING
+        met_stack.append(set())
+        try:
+            answer = compute()
+        except BaseException:
+            del known[key]
+            raise
+        finally:
+            met = frozenset(met_stack.pop())
+        entry = known[key] = (answer, met)
+    if met_stack:
+        met_stack[-1].update(entry[1])  # type: ignore[index]
+    return entry  # type: ignore[return-value]
 
 
 def _literal_class(expr: cst.BaseExpression) -> str | None:

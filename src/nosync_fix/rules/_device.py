@@ -135,22 +135,29 @@ def _bound_value(analysis: ModuleAnalysis, target: cst.Name) -> cst.BaseExpressi
 
 
 def _has_backward(analysis: ModuleAnalysis, name: cst.Name) -> bool:
-    """Whether ``name.backward()`` is called on the same binding somewhere in its scope."""
+    """Whether ``name.backward()`` is called on the same binding somewhere in its scope.
+
+    The bindings that reach some ``name.backward()`` are gathered once per scope and name
+    (comparing each use's bindings with every other use's was cubic in a function that
+    binds a name again and again)."""
     scope = analysis.md.scope(name)
     access = analysis.md.access(name)
     if scope is None or access is None:
         return False
-    referents = {id(r) for r in access.referents}
-    for other in scope.accesses[name.value]:
-        if not {id(r) for r in other.referents} & referents:
-            continue
-        node = other.node
-        attribute = analysis.md.parent(node)
-        if isinstance(attribute, cst.Attribute) and attribute.value is node and (
-            attribute.attr.value == "backward"
-        ) and isinstance(analysis.md.parent(attribute), cst.Call):
-            return True
-    return False
+    known = analysis.memo("device.backward_bindings")
+    key = (id(scope), name.value)
+    backward = known.get(key)
+    if backward is None:
+        backward = set()
+        for other in scope.accesses[name.value]:
+            node = other.node
+            attribute = analysis.md.parent(node)
+            if isinstance(attribute, cst.Attribute) and attribute.value is node and (
+                attribute.attr.value == "backward"
+            ) and isinstance(analysis.md.parent(attribute), cst.Call):
+                backward.update(id(r) for r in other.referents)
+        known[key] = backward
+    return any(id(r) in backward for r in access.referents)  # type: ignore[operator]
 
 
 def _binary_family(analysis: ModuleAnalysis, expr: cst.BinaryOperation,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
@@ -11,7 +13,7 @@ from ..rewrite import Rewrite
 from ._device import dtype_family
 from ._helpers import code_of, detached, short
 from ._hoist import add_conversions, binding_statement, host_uses, number_conversion
-from .base import Rule
+from .base import Rule, RuleContext
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
 #: Elementwise methods that keep their receiver's dtype.
@@ -91,6 +93,10 @@ class StopGradientRead(Rule):
     cost = "sync and graph break"
     triggers = (".item(", "float(")
     signals = Signal.READ
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__(context)
+        self._plain_known: dict[cst.BaseExpression, bool] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         read = self.analysis.host_read(node)
@@ -200,18 +206,34 @@ class StopGradientRead(Rule):
         self.report(read.node, message, add_conversions(rewrite, uses, loop, conversion))
 
     def _host_arithmetic(self, expr: cst.BaseExpression, read: cst.CSTNode) -> bool:
-        """Arithmetic of host numbers around exactly this one read."""
-        if expr is read:
-            return True
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
-            sides = (expr.left, expr.right)
-            holding = [s for s in sides if s is read or self.md.is_ancestor(s, read)]
-            others = [s for s in sides if s not in holding]
-            return len(holding) == 1 and self._host_arithmetic(holding[0], read) and all(
-                _plain_operand(o) for o in others)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-            return self._host_arithmetic(expr.expression, read)
-        return False
+        """Arithmetic of host numbers around exactly this one read.
+
+        Walks down from ``expr``: at each operation one side must be a plain operand
+        (no call, so not the read) and the other holds the read. Plainness is
+        remembered per node, so that the reads of one long sum cost linear time
+        together (asking which side holds the read walked to the root at every
+        level: cubic in the number of reads).
+        """
+        while expr is not read:
+            if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+                if self._plain(expr.left):
+                    expr = expr.right
+                elif self._plain(expr.right):
+                    expr = expr.left
+                else:
+                    return False  # both sides hold a call: not exactly one read
+            elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+                expr = expr.expression
+            else:
+                return False
+        return True
+
+    def _plain(self, expr: cst.BaseExpression) -> bool:
+        """:func:`_plain_operand`, remembered per node (of this module)."""
+        verdict = self._plain_known.get(expr)
+        if verdict is None:
+            verdict = self._plain_known[expr] = _plain_operand(expr, self._plain)
+        return verdict
 
     def _meets_tensor(self, use: cst.CSTNode) -> bool:
         parent = self.md.parent(use)
@@ -233,12 +255,16 @@ def _code(node: cst.CSTNode) -> str:
     return "".join(code_of(node).split())
 
 
-def _plain_operand(expr: cst.BaseExpression) -> bool:
-    """Numbers, names and attributes, and arithmetic of them: no calls, no reads."""
+def _plain_operand(expr: cst.BaseExpression,
+                   plain: Callable[[cst.BaseExpression], bool] | None = None) -> bool:
+    """Numbers, names and attributes, and arithmetic of them: no calls, no reads.
+
+    ``plain`` answers for the operands (a remembering version of this function)."""
+    inner = plain or _plain_operand
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        return _plain_operand(expr.expression)
+        return inner(expr.expression)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
-        return _plain_operand(expr.left) and _plain_operand(expr.right)
+        return inner(expr.left) and inner(expr.right)
     return _pure(expr)

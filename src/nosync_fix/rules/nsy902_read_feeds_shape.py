@@ -64,9 +64,18 @@ def read_use(analysis: ModuleAnalysis, read: HostRead) -> str | None:
 
 
 def _through_host_math(analysis: ModuleAnalysis, node: cst.CSTNode) -> cst.CSTNode:
-    """The outermost expression that computes a host number from ``node``."""
+    """The outermost expression that computes a host number from ``node``.
+
+    Remembered for every node on the way up, so that the reads of one long sum of
+    host numbers together cost linear time (each walked up the whole sum)."""
     md = analysis.md
+    known = analysis.memo("nsy902.through_host_math")
+    path: list[cst.CSTNode] = []
     while True:
+        outer = known.get(node)
+        if outer is not None:
+            break
+        path.append(node)
         parent = md.parent(node)
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)) and (
             analysis.kind(parent) is Kind.HOST
@@ -78,7 +87,11 @@ def _through_host_math(analysis: ModuleAnalysis, node: cst.CSTNode) -> cst.CSTNo
             if isinstance(call, cst.Call) and md.qualified_names(call.func) & _PASS_THROUGH:
                 node = call
                 continue
-        return node
+        outer = node
+        break
+    for passed in path:
+        known[passed] = outer
+    return outer  # type: ignore[return-value]
 
 
 def _use_of(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
