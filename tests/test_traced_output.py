@@ -343,3 +343,95 @@ def test_the_fix_removes_the_breaks_and_keeps_the_output(capsys) -> None:
     assert compiled_after[2] == eager_before[2]
     # warnings.warn (unsafe): the same text and category, each call.
     assert compiled_after[3] == [("deprecated argument", FutureWarning)] * 20
+
+
+_PADDER = '''
+import functools
+import logging
+
+import torch
+
+
+class OnceLogger(logging.Logger):
+    @functools.lru_cache(None)
+    def warning_once(self, *args, **kwargs):
+        self.warning(*args, **kwargs)
+
+
+logging.setLoggerClass(OnceLogger)
+logger = logging.getLogger("test_traced_output.padder")
+logging.setLoggerClass(logging.Logger)
+
+
+class Padder(torch.nn.Module):
+    def __init__(self, window: int):
+        super().__init__()
+        self.window = window
+        self.linear = torch.nn.Linear(4, 4)
+
+    def _pad(self, x: torch.Tensor):
+        window = self.window if isinstance(self.window, int) else max(self.window)
+        batch, seq_len = x.shape[:2]
+        padding = (window - seq_len % window) % window
+        if padding > 0:
+            logger.warning_once(
+                f"Input ids are automatically padded to a multiple of `attention_window`: {window}"
+            )
+            print(f"{type(self).__name__}: padded {seq_len} by {padding:>3} to {seq_len + padding}")
+            x = torch.nn.functional.pad(x, (0, 0, 0, padding))
+        return x
+
+    def forward(self, x: torch.Tensor):
+        return self.linear(self._pad(x)).relu()
+'''
+
+
+def test_fields_of_host_values_are_formatted_in_the_graph(capsys) -> None:
+    """Longformer's padding warning: an f-string whose fields are host numbers."""
+    from nosync_fix import fix_code
+
+    result = fix_code(_PADDER, select=["NSY304"], unsafe_fixes=True)
+    assert result.fixed.count("call_in_graph(") == 2
+    before = _load(_PADDER, "nosync_padder_before")
+    after = _load(result.fixed, "nosync_padder_after")
+    torch.manual_seed(0)
+    model_before, model_after = before.Padder(4), after.Padder(4)
+    model_after.load_state_dict(model_before.state_dict(), strict=True)
+    inputs = [torch.randn(2, n, 4) for n in (14, 14, 13, 16, 14)]
+
+    torch._dynamo.reset()
+    assert torch._dynamo.explain(model_before)(inputs[0]).graph_break_count > 0
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(model_after)(inputs[0])
+    assert explained.graph_break_count == 0 and explained.graph_count == 1
+
+    def run(module, model, calls):  # type: ignore[no-untyped-def]
+        outs, text, records = [], [], []
+        for x in calls:
+            got = _run(module, model, x, 1, capsys)
+            outs += got[0]
+            text.append(got[1])
+            records += [message for message, *_ in got[2]]
+        return outs, text, records
+
+    eager = run(before, model_before, inputs)
+    assert eager[1][0] == "Padder: padded 14 by   2 to 16\n" and eager[1][3] == ""
+    assert run(after, model_after, inputs)[1:] == eager[1:]
+
+    counts = []
+    for module, model in ((before, model_before), (after, model_after)):
+        torch._dynamo.reset()
+        counter = Counter()
+        compiled = run(module, torch.compile(model, backend=counter), inputs)
+        for got, want in zip(compiled[0], eager[0], strict=True):
+            assert torch.equal(got, want)
+        # The same text and the same warning_once records, for each length.
+        assert compiled[1:] == eager[1:]
+        graphs = counter.graphs
+        repeated = run(module, torch.compile(model, backend=counter), [inputs[0]] * 20)
+        assert repeated[1] == [eager[1][0]] * 20
+        assert counter.graphs == graphs  # no recompile over 20 calls
+        counts.append(graphs)
+    # One graph per length (the text is specialized on it, as the original's was), where
+    # the original split each into several.
+    assert counts == [counts[0], 3] and counts[0] > 3

@@ -108,15 +108,26 @@ class OutputInTracedCode(Rule):
       and two warnings with the same text from different lines of one
       compiled function are shown once, not twice, by the default filter.
 
-    Only calls whose arguments are all literals (strings without fields,
-    numbers, `True`/`False`/`None`, a builtin warning class) are fixed, and
-    only where the callee is `print`, `warnings.warn`, a `logging` function
-    or a method of a module-level logger made by `getLogger`/`get_logger`.
-    Anything else is reported without a fix: arguments that may be tensors
-    or change between calls (a tensor's text under `torch.compile` differs; a
-    Python value would be fixed into the graph), `file=`, `exc_info=`,
-    `stack_info=`, `extra=`, `logger.exception`, `*args`. Prints and logging
-    calls that read the device are NSY301's and NSY302's.
+    * an f-string whose fields are host numbers or strings
+      (`f"padded {seq_len} to {seq_len + padding}"`, Longformer's padding
+      warning): **unsafe**. Dynamo formats the fields while it traces, as it
+      did for the original call's arguments up to the break, and guards on
+      their values: the text is the same, and a new value compiles the code
+      again, as it did before. The fields are known to be host values only as
+      far as the analysis can follow them; a field that is a tensor, or may
+      be one, or a shape (`x.shape`, `x.size()`, which Dynamo cannot format
+      in the graph once shapes are dynamic), is left alone.
+
+    Only calls whose arguments are literals (strings, numbers,
+    `True`/`False`/`None`, a builtin warning class) or such f-strings are
+    fixed, and only where the callee is `print`, `warnings.warn`, a `logging`
+    function or a method of a module-level logger made by
+    `getLogger`/`get_logger`. Anything else is reported without a fix:
+    arguments that may be tensors or change between calls (a tensor's text
+    under `torch.compile` differs; a Python value would be fixed into the
+    graph), `file=`, `exc_info=`, `stack_info=`, `extra=`,
+    `logger.exception`, `*args`. Prints and logging calls that read the
+    device are NSY301's and NSY302's.
 
     ## When not to apply
     When a handler or warning filter must see the original source line under
@@ -295,12 +306,15 @@ class OutputInTracedCode(Rule):
             return
         rewrite = Rewrite("Make the call an operator of the graph: no break under "
                           "torch.compile, the original call in eager mode")
-        if kind in ("warn", "logging"):
+        if kind in ("warn", "logging") or any(_fields(a.value) for a in node.args):
             rewrite = rewrite.unsafe()
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        # Arguments that started on a line of their own still do, after the new head.
+        last = comma.with_changes(whitespace_after=node.whitespace_before_args) if isinstance(
+            node.whitespace_before_args, cst.ParenthesizedWhitespace) else comma
         head = [cst.Arg(cst.Name("__name__"), comma=comma),
                 cst.Arg(cst.SimpleString(f'"{target}"'),
-                        comma=comma if node.args else cst.MaybeSentinel.DEFAULT)]
+                        comma=last if node.args else cst.MaybeSentinel.DEFAULT)]
         new = node.with_changes(func=planner.names.ref("call_in_graph"),
                                 args=[*head, *node.args])
         rewrite = planner.names.imports(rewrite.replace(node, new), {"call_in_graph"})
@@ -326,6 +340,12 @@ class OutputInTracedCode(Rule):
                 continue
             if _literal(arg.value):
                 continue
+            fields = _fields(arg.value)
+            if fields:
+                blocker = self._field_blocker(fields, planner)
+                if blocker is not None:
+                    return blocker
+                continue
             if planner.is_tensor(arg.value):
                 return (f"it outputs the tensor `{short(arg.value)}`, whose text under "
                         "torch.compile differs")
@@ -334,9 +354,52 @@ class OutputInTracedCode(Rule):
                     "cannot print")
         return None
 
+    def _field_blocker(self, fields: list[cst.BaseExpression], planner: Planner) -> str | None:
+        """Why an f-string with these fields cannot be made an operator's argument: a
+        field that may be a tensor, or a shape. Numbers and strings of the host are
+        formatted by Dynamo while it traces, as they were before the fix (the original
+        call's arguments are traced too, up to the break), and Dynamo guards on them."""
+        for field in fields:
+            if planner.is_tensor(field):
+                return (f"it formats the tensor `{short(field)}`, whose text under "
+                        "torch.compile differs")
+            if _is_shape(field):
+                return (f"it formats the shape `{short(field)}`, which Dynamo cannot format "
+                        "in the graph once shapes are dynamic")
+            if not self.analysis.tensors.is_host(field):
+                return (f"the field `{short(field)}` may be a tensor (whose text under "
+                        "torch.compile differs)")
+        return None
+
     def _builtin_warning(self, expr: cst.BaseExpression) -> bool:
         return any(q.startswith("builtins.") and q.endswith("Warning")
                    for q in self.md.qualified_names(expr))
+
+
+def _fields(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The expressions formatted by a string argument (its f-strings' fields, with those
+    of their format specs); empty for anything that is not a string with fields."""
+    if isinstance(expr, cst.ConcatenatedString):
+        left, right = _fields(expr.left), _fields(expr.right)
+        if (left or _literal(expr.left)) and (right or _literal(expr.right)):
+            return left + right
+        return []
+    if not isinstance(expr, cst.FormattedString):
+        return []
+    fields: list[cst.BaseExpression] = []
+    for part in expr.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            fields.append(part.expression)
+            fields += _fields(cst.FormattedString(parts=part.format_spec or ()))
+    return fields
+
+
+def _is_shape(expr: cst.BaseExpression) -> bool:
+    """``x.shape`` or ``x.size()``, written out."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "size")
 
 
 def _literal(expr: cst.BaseExpression) -> bool:

@@ -1,0 +1,38 @@
+# golden: --unsafe-fixes
+import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+class Padder(torch.nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+
+    def forward(self, input_ids: torch.Tensor, scale: torch.Tensor, name):
+        window = (
+            self.config.attention_window
+            if isinstance(self.config.attention_window, int)
+            else max(self.config.attention_window)
+        )
+        batch_size, seq_len = input_ids.shape[:2]
+        padding = (window - seq_len % window) % window
+        width = 6
+        if padding > 0:
+            # fixed, unsafely: fields of host numbers and strings
+            logger.warning_once(
+                f"Input ids are automatically padded to a multiple of {window}"
+            )
+            logger.warning_once(f"padded {seq_len} by {padding} to {seq_len + padding}")
+            print(f"{type(self).__name__}: {len(input_ids)} rows, {padding:>{width}}")
+            logger.warning_once("window " f"{window}" " tokens")
+            # left alone: a tensor, a shape, a value that may be a tensor
+            logger.warning_once(f"scale {scale}")
+            logger.warning_once(f"shape {input_ids.shape}")
+            print(f"size {input_ids.size()}")
+            logger.warning_once(f"name {name}")
+            # NSY302's: a read of the device
+            logger.warning_once(f"scale {scale.item():.3f}")
+        return input_ids * scale
