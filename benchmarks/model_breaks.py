@@ -309,8 +309,6 @@ def _arm(args: argparse.Namespace, channel: _Protocol) -> int:
     import torch
     import torch._dynamo
     import transformers
-    from torch._dynamo.backends.registry import lookup_backend
-    from torch._dynamo.utils import counters
 
     package = Path(transformers.__file__).resolve()
     if args.arm == "after":
@@ -341,38 +339,11 @@ def _arm(args: argparse.Namespace, channel: _Protocol) -> int:
                               "backend": args.backend}
 
     with torch.no_grad():
-        torch._dynamo.reset()
-        explanation = torch._dynamo.explain(model)(**fixed)
-        result["explain"] = {
-            "graphs": explanation.graph_count,
-            "breaks": explanation.graph_break_count,
-            "reasons": [_reason(r.reason, r.user_stack) for r in explanation.break_reasons],
-        }
-
+        result["explain"] = explain_breaks(model, fixed)
         eager = list(_flatten(model(**fixed)))
-
-        torch._dynamo.reset()
-        counters.clear()
-        inner = lookup_backend(args.backend)
-        compiled_graphs = [0]
-
-        def counting_backend(gm: Any, example_inputs: Any) -> Any:
-            compiled_graphs[0] += 1
-            return inner(gm, example_inputs)
-
-        compiled_model = torch.compile(model, backend=counting_backend)
-        compiled = list(_flatten(compiled_model(**fixed)))
-        first_call = compiled_graphs[0]
-        for call in range(args.calls):  # fixed and varied inputs, nothing reset in between
-            compiled_model(**(fixed if call % 2 == 0 else varied[call // 2 % len(varied)]))
-        result["compile"] = {
-            "graphs_first_call": first_call,
-            "breaks": sum(counters["graph_break"].values()),
-            "break_reasons": dict(counters["graph_break"]),
-            "recompiles": compiled_graphs[0] - first_call,
-            "repeated_calls": args.calls,
-            "unique_graphs": counters["stats"]["unique_graphs"],
-        }
+        result["compile"], entry, compiled = compiled_run(
+            model, fixed, varied, args.backend, args.calls)
+        compiled_model = entry.function
     torch.save({"eager": eager, "compiled": compiled}, work / f"{row.name}.{args.arm}.outputs.pt")
 
     # Timing: the parent asks for a batch of calls at a time, alternating between the arms.
@@ -389,9 +360,57 @@ def _arm(args: argparse.Namespace, channel: _Protocol) -> int:
                 timings.append(time.perf_counter() - start)
             channel.send("TIMED", len(timings))
     result["timings_s"] = timings
-    result["compile"]["graphs_after_timing"] = compiled_graphs[0]
+    result["compile"]["graphs_after_timing"] = entry.backend.graphs
     channel.send("DONE", result)
     return 0
+
+
+def explain_breaks(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Graphs, breaks and their reasons by ``torch._dynamo.explain`` (GraphMend's count:
+    every break dynamo met, a site met twice counted twice)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    explanation = torch._dynamo.explain(model)(**inputs)
+    return {
+        "graphs": explanation.graph_count,
+        "breaks": explanation.graph_break_count,
+        "reasons": [_reason(r.reason, r.user_stack) for r in explanation.break_reasons],
+    }
+
+
+def compiled_run(model: Any, inputs: dict[str, Any], varied: list[dict[str, Any]],
+                 backend: str, calls: int) -> tuple[dict[str, Any], Any, list[Any]]:
+    """The first compiled call, observed by nosync-verify's own counter (so both tools
+    count the same function's breaks the same way), then ``calls`` more on fixed and
+    varied inputs with nothing reset or flushed in between: the recompiles."""
+    import time
+
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    from nosync_fix.verify.breaks import compile_and_observe
+
+    torch._dynamo.reset()
+    entry = compile_and_observe(model, (), inputs, "", backend, time.perf_counter)
+    if entry.breaks.error is not None:
+        raise RuntimeError(entry.breaks.error)
+    graph_breaks = sum(counters["graph_break"].values())
+    compiled = list(_flatten(entry.function(**inputs)))
+    first_call = entry.backend.graphs
+    for call in range(calls):
+        entry.function(**(inputs if call % 2 == 0 else varied[call // 2 % len(varied)]))
+    return {
+        "graphs_first_call": first_call,
+        "breaks": graph_breaks,
+        "verifier_graphs": entry.breaks.graph_count,
+        "verifier_breaks": entry.breaks.graph_breaks,
+        "verifier_lower_bound": entry.breaks.lower_bound,
+        "break_reasons": dict(counters["graph_break"]),
+        "recompiles": entry.backend.graphs - first_call,
+        "repeated_calls": calls,
+        "unique_graphs": counters["stats"]["unique_graphs"],
+    }, entry, compiled
 
 
 def _reason(reason: str, user_stack: list[Any]) -> dict[str, Any]:
@@ -622,6 +641,30 @@ def table(rows: list[dict[str, Any]], calls: int) -> list[str]:
     return lines
 
 
+def disagreements(rows: list[dict[str, Any]]) -> list[str]:
+    """Arms where ``torch._dynamo.explain`` and nosync-verify's counter saw a different
+    number of graphs on the first call (each break splits one graph in two, so both
+    counts of breaks follow from them)."""
+    lines = []
+    for data in rows:
+        for kind in ("before", "after"):
+            arm = data.get(kind)
+            if not arm or arm["compile"].get("verifier_graphs") is None:
+                continue
+            explained, verified = arm["explain"]["graphs"], arm["compile"]["verifier_graphs"]
+            if explained != verified:
+                lines.append(f"Counts disagree: {data['model']} ({kind}): explain {explained} "
+                             f"graphs, nosync-verify {verified}")
+    return lines
+
+
+def _verifier_count(compiled: dict[str, Any]) -> str:
+    count = compiled.get("verifier_breaks")
+    if count is None:
+        return "?"
+    return f">= {count}" if compiled.get("verifier_lower_bound") else str(count)
+
+
 def break_sites(rows: list[dict[str, Any]]) -> list[str]:
     """Every break reason of every arm, with file:line and the code line."""
     lines: list[str] = []
@@ -633,7 +676,9 @@ def break_sites(rows: list[dict[str, Any]]) -> list[str]:
             compiled = arm["compile"]
             lines.append(f"- {data['model']} ({kind}): explain {arm['explain']['breaks']} breaks, "
                          f"{arm['explain']['graphs']} graphs; compile run "
-                         f"{compiled['breaks']} breaks, {compiled['graphs_first_call']} graphs")
+                         f"{compiled['breaks']} breaks, {compiled['graphs_first_call']} graphs; "
+                         f"nosync-verify {compiled.get('verifier_graphs', '?')} graphs, "
+                         f"{_verifier_count(compiled)} distinct break sites")
             sites = Counter((r["file"], r["line"], r["function"], r["code"], r["reason"][:140])
                             for r in arm["explain"]["reasons"])
             for (file, line, function, code, reason), count in sites.items():
@@ -730,6 +775,9 @@ def _run(args: argparse.Namespace, names: list[str], work: Path, started: float,
     if sites:
         print("\nBreak sites (torch._dynamo.explain):")
         print("\n".join(sites))
+
+    for line in disagreements(rows):
+        print(line)
 
     bad = [d["model"] for d in rows
            if ("error" in d and d.get("failed_arm") == "after")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "model_breaks.py"
@@ -65,3 +67,57 @@ def test_table_rows_failures_and_totals() -> None:
     assert "FAILED (after arm): ImportError: no / module" in lines[3]
     assert lines[-1].startswith("Total over 1 rows measured (1 failed): breaks 3 → 0, 100.0%")
     assert "89 → 19, 78.7% removed" in lines[-1]
+
+
+def test_disagreements_name_the_arm() -> None:
+    arm = {"explain": {"graphs": 4, "breaks": 3}, "compile": {"verifier_graphs": 4}}
+    odd = {"explain": {"graphs": 4, "breaks": 3}, "compile": {"verifier_graphs": 3}}
+    rows = [{"model": "a", "before": arm, "after": arm},
+            {"model": "b", "before": arm, "after": odd}]
+    assert mb.disagreements(rows) == [
+        "Counts disagree: b (after): explain 4 graphs, nosync-verify 3"]
+
+
+_LOGGER = logging.getLogger("test_model_breaks_helpers")
+
+
+class _TwoBreaks(torch.nn.Module):
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        x = x + 1
+        print("a")
+        x = x * 2
+        _LOGGER.warning("b")
+        return x - 1
+
+
+def _note(x):  # type: ignore[no-untyped-def]
+    print("note")
+    return x
+
+
+class _OneSiteTwice(torch.nn.Module):
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        return _note(_note(x + 1) * 2) - 1
+
+
+class _DataDependent(torch.nn.Module):
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        if x.sum().item() > 0:
+            x = x * 2
+        return x + 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "breaks", "sites", "recompiles"), [
+    (_TwoBreaks(), 2, 2, 0), (_OneSiteTwice(), 2, 1, 0), (_DataDependent(), 1, 1, 2)])
+def test_the_benchmark_and_the_verifier_count_the_same_graphs(
+        model: torch.nn.Module, breaks: int, sites: int, recompiles: int) -> None:
+    inputs = {"x": torch.ones(3)}
+    explained = mb.explain_breaks(model, inputs)
+    compiled, entry, _ = mb.compiled_run(model, inputs, [{"x": -torch.ones(3)}], "aot_eager", 20)
+    assert explained["breaks"] == breaks and explained["graphs"] == breaks + 1
+    assert compiled["verifier_graphs"] == explained["graphs"]  # the verifier's own counter
+    assert compiled["verifier_breaks"] == sites  # distinct sites: one site met twice is one
+    # Over 20 calls alternating the inputs, nothing reset: only the data-dependent branch
+    # compiles again (the other side of the `if`, once each way).
+    assert compiled["recompiles"] == recompiles
