@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from nosync_fix.cli import main
@@ -109,3 +110,14 @@ def test_every_compiling_test_is_marked_slow() -> None:
         unmarked += [f"{path.name}::{name}" for name in sorted(compiling)
                      if name.startswith("test_") and not _marked_slow(functions[name])]
     assert unmarked == []
+
+
+def test_the_generator_takes_help_and_refuses_a_folder_without_readme(tmp_path, capsys) -> None:
+    from nosync_fix import docs
+
+    with pytest.raises(SystemExit) as exited:
+        docs.main(["--help"])
+    assert exited.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert docs.main([str(tmp_path)]) == 2
+    assert "no README.md here" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing written

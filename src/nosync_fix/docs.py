@@ -8,6 +8,7 @@ suite fails when they are out of date.
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -64,7 +65,20 @@ def write(root: Path) -> list[Path]:
     return changed
 
 
-if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
-    for path in write(target):
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m nosync_fix.docs",
+        description="Regenerate docs/rules/*.md and the README's rules table from the rules.")
+    parser.add_argument("root", nargs="?", type=Path, default=Path.cwd(),
+                        help="the project folder, holding README.md (default: here)")
+    root = parser.parse_args(argv).root
+    if not (root / "README.md").is_file():
+        print(f"error: {root}: no README.md here; give the project folder", file=sys.stderr)
+        return 2
+    for path in write(root):
         print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
