@@ -76,6 +76,9 @@ def _fail(message: str) -> None:
               help="Files and folders to skip, replacing the default list.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOBS",
               help="Files and folders to skip, on top of the default list.")
+@click.option("--force-exclude/--no-force-exclude", "force_exclude", default=None,
+              help="Apply the excludes to paths named on the command line too, as "
+                   "pre-commit needs (also: force-exclude = true).")
 @click.option("--max-file-size", metavar="SIZE", default=None,
               help="Skip larger files, with a warning: bytes, or '2MB', '500KB' "
                    "[default: 2MB].")
@@ -97,7 +100,8 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
          output_format: str, statistics: bool, exit_zero: bool, jobs: int | None,
          no_cache: bool, cache_dir: str | None, exclude: tuple[str, ...],
-         extend_exclude: tuple[str, ...], max_file_size: str | None, config_path: str | None,
+         extend_exclude: tuple[str, ...], force_exclude: bool | None,
+         max_file_size: str | None, config_path: str | None,
          isolated: bool, show_fixes: bool, all_paths: bool | None, stdin_filename: str | None,
          quiet: bool, verbose: bool, no_color: bool, list_rules: bool,
          explain: str | None) -> None:
@@ -130,6 +134,7 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
             exclude=_codes(exclude),
             extend_exclude=(settings.extend_exclude + _codes(extend_exclude))  # type: ignore
             if extend_exclude else None,
+            force_exclude=force_exclude,
             max_file_size=parse_size(max_file_size) if max_file_size is not None else None,
         ).validate()
     except ConfigError as error:
@@ -271,6 +276,11 @@ def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str
     from .engine import process_source
 
     source = sys.stdin.buffer.read()
+    if settings.force_exclude and filename != "-" and settings.is_force_excluded(filename):
+        if mode is Mode.FIX:
+            sys.stdout.buffer.write(source)  # excluded: the input comes back as it was
+            sys.stdout.flush()
+        return EXIT_OK
     if len(source) > settings.max_file_size:
         click.echo(text.warning_line(filename, too_large(len(source), settings.max_file_size),
                                      color), err=True)

@@ -62,6 +62,8 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    #: Apply the excludes to paths named on the command line too (pre-commit names files).
+    force_exclude: bool = False
     #: Sum float reads on the device in float64 (exactly as Python adds floats) or in
     #: float32 (faster on some accelerators, available on Apple MPS; an unsafe fix).
     accumulate_dtype: str = "float64"
@@ -111,6 +113,23 @@ class Settings:
         if names.match(os.path.basename(path)):
             return True
         return bool(paths) and any(_glob_matches(p, path, self.root, walk_root) for p in paths)
+
+    def is_force_excluded(self, path: str | Path) -> bool:
+        """Whether a path named on the command line is excluded under ``force-exclude``
+        (as ruff does): it, or a folder above it inside the project, matches an exclude
+        pattern. The project's own folder (the configuration's, else the working folder)
+        and the folders above it are not tested: their names are not the project's choice.
+        """
+        root = Path(os.path.abspath(self.root or Path.cwd()))
+        current = Path(os.path.abspath(path))
+        inside = root in current.parents
+        while current != root:
+            if self.is_excluded(current, root):
+                return True
+            if not inside:
+                break  # outside the project: only the path itself
+            current = current.parent
+        return False
 
     def validate(self) -> Settings:
         for where, selectors in (("select", self.select), ("extend-select", self.extend_select),
@@ -170,6 +189,7 @@ def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[
 _KEYS = {
     "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype", "max-file-size",
+    "force-exclude",
 }
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
@@ -282,6 +302,7 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         all_paths=boolean("all-paths"),
         exclude=strings("exclude"),
         extend_exclude=strings("extend-exclude"),
+        force_exclude=boolean("force-exclude"),
         per_file_ignores=tuple(per_file),
         hot_functions=frozenset(hot),
         accumulate_dtype=dtype,

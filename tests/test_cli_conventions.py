@@ -1,0 +1,123 @@
+"""ruff's command-line conventions (issue 19): --force-exclude, --fix/--no-fix,
+--show-fixes with --diff and --check, --statistics as JSON, negated and extended
+per-file-ignores, a fix_paths that reads pyproject.toml, and input that does not compile."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nosync_fix.cli import main
+
+TRAIN = textwrap.dedent("""\
+    import torch
+    import torch.nn.functional as F
+
+
+    def train(model, loader, optimizer):
+        total = 0.0
+        for x, y in loader:
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        return total
+    """)
+FIXED = TRAIN.replace("total += loss.item()\n",
+                      "total += loss.detach().double()\n    total = float(total)\n")
+
+
+def invoke(*args: str, input: str | None = None):
+    """The command as pre-commit and users run it: the project's pyproject.toml is read."""
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- --force-exclude ---------------------------------------------------------------------------
+
+
+def test_explicit_excluded_file_is_processed_without_force_exclude(project: Path) -> None:
+    write(project, "pyproject.toml", '[tool.nosync-fix]\nextend-exclude = ["vendored"]\n')
+    write(project, "vendored/train.py", TRAIN)
+    result = invoke("--check", "vendored/train.py")
+    assert result.exit_code == 1
+    assert "vendored/train.py:11:9: NSY201" in result.output
+
+
+@pytest.mark.parametrize("config, args, named", [
+    ('[tool.nosync-fix]\nextend-exclude = ["vendored"]\n', ["--force-exclude"],
+     ["vendored/train.py", "pkg/vendored/train.py"]),
+    ('[tool.nosync-fix]\nextend-exclude = ["vendored"]\nforce-exclude = true\n', [],
+     ["vendored/train.py"]),
+    ('[tool.nosync-fix]\nextend-exclude = ["gen_*.py"]\n', ["--force-exclude"],
+     ["gen_model.py"]),
+    ('[tool.nosync-fix]\nextend-exclude = ["pkg/vendored"]\n', ["--force-exclude"],
+     ["pkg/vendored/train.py"]),
+    ('[tool.nosync-fix]\nexclude = ["vendored"]\n', ["--force-exclude"],
+     ["vendored/train.py"]),
+    ("", ["--force-exclude", "--extend-exclude", "vendored"], ["vendored/train.py"]),
+])
+def test_force_exclude_applies_excludes_to_named_files(project: Path, config: str,
+                                                       args: list[str],
+                                                       named: list[str]) -> None:
+    """pre-commit names every staged file: --force-exclude makes exclude and
+    extend-exclude apply to them, by their name or any folder above them in the project."""
+    write(project, "pyproject.toml", config)
+    for name in named:
+        write(project, name, TRAIN)
+    kept = write(project, "src/train.py", TRAIN)
+    result = invoke(*args, *named, "src/train.py")
+    assert result.exit_code == 0, result.output
+    assert kept.read_text() == FIXED
+    for name in named:
+        assert (project / name).read_text() == TRAIN
+        assert name not in result.output
+
+
+def test_force_exclude_leaves_default_excludes_above_the_project_alone(tmp_path: Path,
+                                                                       monkeypatch) -> None:
+    """A project that itself lives in a folder named like a default exclude (`build`)
+    is not excluded: only the folders inside the project are tested."""
+    project = tmp_path / "build" / "proj"
+    write(project, "pyproject.toml", "[tool.nosync-fix]\n")
+    path = write(project, "train.py", TRAIN)
+    monkeypatch.chdir(project)
+    result = invoke("--force-exclude", "train.py")
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == FIXED
+
+
+def test_no_force_exclude_wins_when_later(project: Path) -> None:
+    write(project, "pyproject.toml",
+          '[tool.nosync-fix]\nextend-exclude = ["vendored"]\nforce-exclude = true\n')
+    write(project, "vendored/train.py", TRAIN)
+    result = invoke("--no-force-exclude", "--check", "vendored/train.py")
+    assert result.exit_code == 1
+    assert "NSY201" in result.output
+
+
+def test_force_exclude_with_stdin_filename_echoes_the_input(project: Path) -> None:
+    write(project, "pyproject.toml", '[tool.nosync-fix]\nextend-exclude = ["vendored"]\n')
+    result = invoke("--force-exclude", "--stdin-filename", "vendored/train.py", "-",
+                    input=TRAIN)
+    assert result.exit_code == 0
+    assert result.stdout == TRAIN
+    check = invoke("--force-exclude", "--check", "--stdin-filename", "vendored/train.py", "-",
+                   input=TRAIN)
+    assert check.exit_code == 0 and "NSY201" not in check.output
+
+
+def test_pre_commit_hooks_force_exclude() -> None:
+    hooks = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text()
+    entries = [line.split(":", 1)[1].strip() for line in hooks.splitlines()
+               if line.strip().startswith("entry:")]
+    assert entries and all("--force-exclude" in entry for entry in entries)
