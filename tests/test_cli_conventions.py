@@ -121,3 +121,50 @@ def test_pre_commit_hooks_force_exclude() -> None:
     entries = [line.split(":", 1)[1].strip() for line in hooks.splitlines()
                if line.strip().startswith("entry:")]
     assert entries and all("--force-exclude" in entry for entry in entries)
+
+
+# -- --fix / --no-fix --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("config, args, fixed", [
+    ("", [], True),  # fixing in place is the default, as with black and `ruff --fix`
+    ("", ["--fix"], True),
+    ("", ["--no-fix"], False),
+    ("", ["--fix", "--no-fix"], False),  # the later flag wins
+    ("", ["--no-fix", "--fix"], True),
+    ("[tool.nosync-fix]\nfix = false\n", [], False),
+    ("[tool.nosync-fix]\nfix = false\n", ["--fix"], True),
+    ("[tool.nosync-fix]\nfix = true\n", ["--no-fix"], False),
+])
+def test_fix_and_no_fix(project: Path, config: str, args: list[str], fixed: bool) -> None:
+    write(project, "pyproject.toml", config)
+    path = write(project, "train.py", TRAIN)
+    result = invoke(*args, "train.py")
+    assert path.read_text() == (FIXED if fixed else TRAIN)
+    if fixed:
+        assert result.exit_code == 0, result.output
+    else:  # reported only, as --check does
+        assert result.exit_code == 1, result.output
+        assert "train.py:11:9: NSY201 [*]" in result.output
+        assert "1 fixable with `nosync-fix`" in result.output
+
+
+def test_fix_does_not_make_diff_or_check_write(project: Path) -> None:
+    path = write(project, "train.py", TRAIN)
+    assert invoke("--fix", "--diff", "train.py").exit_code == 1
+    assert invoke("--fix", "--check", "train.py").exit_code == 1
+    assert path.read_text() == TRAIN
+
+
+def test_no_fix_on_stdin_reports(project: Path) -> None:
+    result = invoke("--no-fix", "-", input=TRAIN)
+    assert result.exit_code == 1
+    assert "-:11:9: NSY201" in result.output
+
+
+def test_fix_setting_must_be_a_boolean(project: Path) -> None:
+    write(project, "pyproject.toml", '[tool.nosync-fix]\nfix = "no"\n')
+    write(project, "train.py", TRAIN)
+    result = invoke("train.py")
+    assert result.exit_code == 2
+    assert "fix must be true or false" in result.output

@@ -53,6 +53,9 @@ def _fail(message: str) -> None:
               help="Write nothing; print the diffs of the fixes. Exit 1 if any file would change.")
 @click.option("--check", is_flag=True,
               help="Write nothing; list the findings. Exit 1 if there are any.")
+@click.option("--fix/--no-fix", "fix", default=None,
+              help="Fix files in place (the default), or only list the findings, as --check "
+                   "does; the later flag wins (also: fix = false).")
 @click.option("--unsafe-fixes", "unsafe_fixes", flag_value=True, default=None,
               help="Also apply fixes marked unsafe (see --explain CODE).")
 @click.option("--select", multiple=True, metavar="CODES",
@@ -96,7 +99,8 @@ def _fail(message: str) -> None:
 @click.option("--list-rules", is_flag=True, help="Print the rules table and exit.")
 @click.option("--explain", metavar="CODE", default=None, help="Print a rule's page and exit.")
 @click.version_option(__version__, "--version", prog_name="nosync-fix")
-def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | None,
+def main(paths: tuple[str, ...], diff: bool, check: bool, fix: bool | None,
+         unsafe_fixes: bool | None,
          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
          output_format: str, statistics: bool, exit_zero: bool, jobs: int | None,
          no_cache: bool, cache_dir: str | None, exclude: tuple[str, ...],
@@ -108,7 +112,7 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
     """Find and fix host reads of device values (syncs and graph breaks) in PyTorch code.
 
     Fixes PATHS in place (files and folders; '-' reads stdin and writes stdout),
-    then lists what is left. Use --diff or --check to write nothing.
+    then lists what is left. Use --diff, --check or --no-fix to write nothing.
     """
     color = _color_enabled(no_color)
     if list_rules:
@@ -130,6 +134,7 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
             extend_select=(settings.extend_select + _codes(extend_select))  # type: ignore
             if extend_select else None,
             unsafe_fixes=unsafe_fixes,
+            fix=fix,
             all_paths=all_paths,
             exclude=_codes(exclude),
             extend_exclude=(settings.extend_exclude + _codes(extend_exclude))  # type: ignore
@@ -141,7 +146,8 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
         _fail(str(error))
         return
 
-    mode = Mode.DIFF if diff else Mode.CHECK if check else Mode.FIX
+    # --diff and --check never write, whatever --fix or the configuration says.
+    mode = Mode.DIFF if diff else Mode.CHECK if check or not settings.fix else Mode.FIX
     with_edits = output_format in ("json", "sarif")
     if paths == ("-",):
         try:

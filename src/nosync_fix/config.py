@@ -54,6 +54,8 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    #: Fix files in place when neither --diff nor --check is given (false: report only).
+    fix: bool = True
     #: Report findings outside hot paths too.
     all_paths: bool = False
     #: Extra function names whose bodies are hot paths.
@@ -189,7 +191,7 @@ def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[
 _KEYS = {
     "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype", "max-file-size",
-    "force-exclude",
+    "force-exclude", "fix",
 }
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
@@ -299,6 +301,7 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         extend_select=strings("extend-select"),
         ignore=strings("ignore"),
         unsafe_fixes=boolean("unsafe-fixes"),
+        fix=boolean("fix"),
         all_paths=boolean("all-paths"),
         exclude=strings("exclude"),
         extend_exclude=strings("extend-exclude"),
