@@ -4,6 +4,7 @@ per-file-ignores, a fix_paths that reads pyproject.toml, and input that does not
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -25,6 +26,27 @@ TRAIN = textwrap.dedent("""\
             optimizer.step()
             total += loss.item()
         return total
+    """)
+UNSAFE_ONLY = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader):
+        total = 0.0
+        for batch in loader:
+            total += model(batch).loss.item()
+        return total
+    """)
+REPORT_ONLY = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader):
+        total = 0.0
+        for x in loader:
+            loss = torch.nn.functional.mse_loss(model(x), x)
+            total += loss.item()
+            print(total)
     """)
 FIXED = TRAIN.replace("total += loss.item()\n",
                       "total += loss.detach().double()\n    total = float(total)\n")
@@ -168,3 +190,58 @@ def test_fix_setting_must_be_a_boolean(project: Path) -> None:
     result = invoke("train.py")
     assert result.exit_code == 2
     assert "fix must be true or false" in result.output
+
+
+# -- --show-fixes with --diff and --check; --statistics as JSON --------------------------------
+
+
+def test_show_fixes_with_diff_lists_what_would_be_fixed(project: Path) -> None:
+    write(project, "a.py", TRAIN)
+    write(project, "b.py", UNSAFE_ONLY)
+    result = invoke("--diff", "--show-fixes", ".")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("--- a.py\n+++ a.py\n")  # stdout: the diff alone
+    assert "Would fix 1 finding:\n- a.py:\n    1 × NSY201 (accumulate-on-device)\n" \
+        in result.stderr
+    assert "b.py" not in result.stderr.split("Would fix 1 finding in")[0]
+    plain = invoke("--diff", ".")
+    assert "Would fix 1 finding:" not in plain.output
+
+
+def test_show_fixes_with_check_lists_the_applicable_fixes(project: Path) -> None:
+    write(project, "a.py", TRAIN)
+    write(project, "b.py", UNSAFE_ONLY)
+    write(project, "c.py", REPORT_ONLY)
+    result = invoke("--check", "--show-fixes", ".")
+    assert result.exit_code == 1
+    assert "Would fix 1 finding:\n- a.py:\n    1 × NSY201 (accumulate-on-device)\n" \
+        in result.stdout
+    unsafe = invoke("--check", "--show-fixes", "--unsafe-fixes", ".")
+    assert "Would fix 2 findings:\n- a.py:\n    1 × NSY201 (accumulate-on-device)\n" \
+        "- b.py:\n    1 × NSY201 (accumulate-on-device)\n" in unsafe.stdout
+    assert "Would fix" not in invoke("--check", ".").output
+    no_fix = invoke("--no-fix", "--show-fixes", ".")
+    assert "Would fix 1 finding:" in no_fix.stdout
+
+
+@pytest.mark.parametrize("mode", [["--check"], []])
+def test_statistics_as_json_with_ruff_fields(project: Path, mode: list[str]) -> None:
+    write(project, "a.py", TRAIN)
+    write(project, "b.py", UNSAFE_ONLY)
+    write(project, "c.py", REPORT_ONLY)
+    result = invoke(*mode, "--statistics", "--output-format", "json", ".")
+    assert result.exit_code == 1
+    rows = json.loads(result.stdout)
+    fixed_one = not mode  # fixing in place leaves the two findings without a safe fix
+    assert rows == [{"code": "NSY201", "name": "accumulate-on-device",
+                     "count": 2 if fixed_one else 3, "fixable": not fixed_one,
+                     "fixable_count": 0 if fixed_one else 1}]
+
+
+@pytest.mark.parametrize("output_format", ["github", "sarif"])
+def test_statistics_with_other_formats_is_a_usage_error(project: Path,
+                                                        output_format: str) -> None:
+    write(project, "a.py", TRAIN)
+    result = invoke("--check", "--statistics", "--output-format", output_format, ".")
+    assert result.exit_code == 2
+    assert "--statistics" in result.output and output_format in result.output

@@ -21,7 +21,18 @@ from .config import (
     parse_size,
     too_large,
 )
-from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
+from .findings import Finding
+from .report import (
+    FORMATS,
+    applied_findings,
+    errors,
+    is_applicable,
+    machine,
+    remaining_findings,
+    summarize,
+    text,
+)
+from .report.statistics import statistics_json
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
 
@@ -65,7 +76,8 @@ def _fail(message: str) -> None:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="How findings are printed.")
-@click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
+@click.option("--statistics", is_flag=True,
+              help="Print counts per rule instead of findings (text or json output).")
 @click.option("--exit-zero", is_flag=True,
               help="Exit 0 even when findings remain or a diff is printed (errors still exit 2).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
@@ -88,7 +100,9 @@ def _fail(message: str) -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read settings from this pyproject.toml (or a TOML file of our keys).")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
-@click.option("--show-fixes", is_flag=True, help="List the findings that were fixed.")
+@click.option("--show-fixes", is_flag=True,
+              help="List the findings fixed, per file and rule; with --diff or --check, "
+                   "those that would be fixed.")
 @click.option("--all-paths", "all_paths", flag_value=True, default=None,
               help="Report findings outside hot paths (loops, forward, *_step, compiled).")
 @click.option("--stdin-filename", default=None, metavar="PATH",
@@ -125,6 +139,8 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, fix: bool | None,
         click.echo(rule.page().rstrip())  # type: ignore[union-attr]
         return
 
+    if statistics and output_format not in ("text", "json"):
+        _fail(f"--statistics works with --output-format text or json, not {output_format}")
     paths = paths or (".",)
     try:
         settings = _load_settings(paths, config_path, isolated, verbose)
@@ -237,11 +253,15 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
         for outcome in outcomes:
             if outcome.error is None and outcome.result is not None and outcome.result.diff:
                 click.echo(outcome.result.diff, nl=False)
+        if show_fixes:  # stdout holds the diff alone, as with ruff and black
+            for line in text.fixed_lines(applied_findings(outcomes), heading="Would fix"):
+                click.echo(line, err=True)
         if not quiet:
             for line in text.summary_lines(summary, mode, settings.unsafe_fixes):
                 click.echo(line, err=True)
     elif output_format == "json":
-        click.echo(machine.to_json(remaining))
+        click.echo(statistics_json(remaining, settings.unsafe_fixes) if statistics
+                   else machine.to_json(remaining))
     elif output_format == "github":
         out = machine.to_github(remaining, failed)
         if out:
@@ -255,8 +275,8 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
         else:
             for finding in remaining:
                 click.echo(text.finding_line(finding, settings.unsafe_fixes, color), color=color)
-        if show_fixes and mode is Mode.FIX:
-            for line in text.fixed_lines(applied_findings(outcomes)):
+        if show_fixes:
+            for line in _fix_lines(outcomes, remaining, mode, settings.unsafe_fixes):
                 click.echo(line)
         if not quiet:
             for line in text.summary_lines(summary, mode, settings.unsafe_fixes):
@@ -275,6 +295,15 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
     if mode is Mode.DIFF:
         return EXIT_FINDINGS if summary.changed_files else EXIT_OK
     return EXIT_FINDINGS if remaining else EXIT_OK
+
+
+def _fix_lines(outcomes: list[FileOutcome], remaining: Sequence[Finding], mode: Mode,
+               unsafe_fixes: bool) -> list[str]:
+    """--show-fixes: the findings fixed, or in --check the ones a fix would remove."""
+    if mode is Mode.FIX:
+        return text.fixed_lines(applied_findings(outcomes))
+    return text.fixed_lines([f for f in remaining if is_applicable(f, unsafe_fixes)],
+                            heading="Would fix")
 
 
 def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str, color: bool,
