@@ -245,3 +245,59 @@ def test_statistics_with_other_formats_is_a_usage_error(project: Path,
     result = invoke("--check", "--statistics", "--output-format", output_format, ".")
     assert result.exit_code == 2
     assert "--statistics" in result.output and output_format in result.output
+
+
+# -- per-file-ignores: negation and extend-per-file-ignores ------------------------------------
+
+
+def _three_trees(project: Path) -> None:
+    for folder in ("src", "scripts", "tools"):
+        write(project, f"{folder}/train.py", TRAIN)
+
+
+def test_negated_per_file_ignores_apply_to_files_not_matching(project: Path) -> None:
+    write(project, "pyproject.toml",
+          '[tool.nosync-fix.per-file-ignores]\n"!src/*" = ["NSY201"]\n')
+    _three_trees(project)
+    result = invoke("--check", ".")
+    assert result.exit_code == 1
+    assert "src/train.py:11:9: NSY201" in result.output
+    assert "scripts/train.py" not in result.output and "tools/train.py" not in result.output
+
+
+def test_negated_name_pattern(project: Path) -> None:
+    write(project, "pyproject.toml",
+          '[tool.nosync-fix.per-file-ignores]\n"!train.py" = ["NSY2"]\n')
+    write(project, "train.py", TRAIN)
+    write(project, "other.py", TRAIN)
+    result = invoke("--check", ".")
+    assert "train.py:11:9: NSY201" in result.output and "other.py" not in result.output
+
+
+def test_extend_per_file_ignores_is_merged(project: Path) -> None:
+    write(project, "pyproject.toml",
+          '[tool.nosync-fix.per-file-ignores]\n"scripts/*" = ["NSY201"]\n'
+          '[tool.nosync-fix.extend-per-file-ignores]\n"tools/*" = ["NSY2"]\n')
+    _three_trees(project)
+    result = invoke("--check", ".")
+    assert result.exit_code == 1
+    assert "src/train.py:11:9: NSY201" in result.output
+    assert "scripts/train.py" not in result.output and "tools/train.py" not in result.output
+
+
+@pytest.mark.parametrize("config, message", [
+    ('[tool.nosync-fix.extend-per-file-ignores]\n"a/*" = "NSY2"\n',
+     "extend-per-file-ignores.'a/*' must be a list of codes"),
+    ('[tool.nosync-fix]\nextend-per-file-ignores = ["a/*"]\n',
+     "extend-per-file-ignores must be a table"),
+    ('[tool.nosync-fix.per-file-ignores]\n"!" = ["NSY2"]\n', "empty pattern"),
+    ('[tool.nosync-fix.extend-per-file-ignores]\n"a/*" = ["NSY777"]\n',
+     "unknown rule code or prefix 'NSY777' in per-file-ignores"),
+])
+def test_bad_per_file_ignores_are_one_line_errors(project: Path, config: str,
+                                                  message: str) -> None:
+    write(project, "pyproject.toml", config)
+    write(project, "train.py", TRAIN)
+    result = invoke("--check", "train.py")
+    assert result.exit_code == 2
+    assert message in result.output

@@ -60,7 +60,8 @@ class Settings:
     all_paths: bool = False
     #: Extra function names whose bodies are hot paths.
     hot_functions: frozenset[str] = frozenset()
-    #: (glob, codes) pairs: codes ignored in files matching the glob.
+    #: (glob, codes) pairs: codes ignored in files matching the glob; a glob that starts
+    #: with ``!`` is negated: its codes are ignored in the files that do not match it.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
@@ -98,7 +99,9 @@ class Settings:
         """The codes of :meth:`rules_for` (without importing them)."""
         ignored: list[str] = []
         for pattern, codes in self.per_file_ignores:
-            if _glob_matches(pattern, filename, self.root, Path.cwd()):
+            negated = pattern.startswith("!")
+            if _glob_matches(pattern[1:] if negated else pattern, filename, self.root,
+                             Path.cwd()) != negated:
                 ignored.extend(codes)
         if not ignored:
             return self.codes()
@@ -138,7 +141,9 @@ class Settings:
                                  ("ignore", self.ignore)):
             for selector in selectors:
                 check_selector(selector, where)
-        for _, codes in self.per_file_ignores:
+        for pattern, codes in self.per_file_ignores:
+            if not pattern.removeprefix("!").strip():
+                raise ConfigError(f"empty pattern {pattern!r} in per-file-ignores")
             for code in codes:
                 check_selector(code, "per-file-ignores")
         if self.max_file_size <= 0:
@@ -191,7 +196,7 @@ def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[
 _KEYS = {
     "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype", "max-file-size",
-    "force-exclude", "fix",
+    "force-exclude", "fix", "extend-per-file-ignores",
 }
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
@@ -279,14 +284,17 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
             raise ConfigError(f"{where}{key} must be true or false")
         return table[key]
 
+    # extend-per-file-ignores adds to per-file-ignores, as in ruff (the codes of a pattern
+    # named in both are the union: each pair ignores its own codes).
     per_file: list[tuple[str, tuple[str, ...]]] = []
-    raw = table.get("per-file-ignores", {})
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}per-file-ignores must be a table of glob = [codes]")
-    for pattern, codes in raw.items():
-        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-            raise ConfigError(f"{where}per-file-ignores.{pattern!r} must be a list of codes")
-        per_file.append((pattern, tuple(codes)))
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        raw = table.get(key, {})
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}{key} must be a table of glob = [codes]")
+        for pattern, codes in raw.items():
+            if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                raise ConfigError(f"{where}{key}.{pattern!r} must be a list of codes")
+            per_file.append((pattern, tuple(codes)))
 
     dtype = table.get("accumulate-dtype", "float64")
     if not isinstance(dtype, str):
