@@ -301,3 +301,84 @@ def test_bad_per_file_ignores_are_one_line_errors(project: Path, config: str,
     result = invoke("--check", "train.py")
     assert result.exit_code == 2
     assert message in result.output
+
+
+# -- fix_paths reads pyproject.toml as the command line does -----------------------------------
+
+
+def _library_project(tmp_path: Path, config: str) -> tuple[Path, Path]:
+    """A project folder with a pyproject.toml, and the working folder elsewhere."""
+    project = tmp_path / "proj"
+    write(project, "pyproject.toml", config)
+    return project, write(project, "pkg/train.py", TRAIN)
+
+
+def test_fix_paths_reads_the_projects_pyproject(tmp_path: Path, monkeypatch) -> None:
+    from nosync_fix import fix_paths
+
+    project, path = _library_project(tmp_path, '[tool.nosync-fix]\nignore = ["NSY201"]\n')
+    monkeypatch.chdir(tmp_path)  # found from the paths, not from the working folder
+    (outcome,) = fix_paths([str(project / "pkg")])
+    assert not outcome.changed and not outcome.written
+    assert outcome.result is not None and outcome.result.findings == ()
+    assert path.read_text() == TRAIN
+
+
+def test_fix_paths_per_file_ignores_are_relative_to_the_project(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    from nosync_fix import fix_paths
+
+    project, path = _library_project(
+        tmp_path, '[tool.nosync-fix.per-file-ignores]\n"pkg/*" = ["NSY2"]\n')
+    other = write(project, "src/train.py", TRAIN)
+    monkeypatch.chdir(tmp_path)
+    outcomes = {Path(o.filename).parent.name: o for o in fix_paths([str(project)])}
+    assert not outcomes["pkg"].written and outcomes["src"].written
+    assert path.read_text() == TRAIN and other.read_text() == FIXED
+
+
+def test_fix_paths_configured_unsafe_fixes_and_explicit_arguments(tmp_path: Path) -> None:
+    from nosync_fix import fix_paths
+
+    project = tmp_path / "proj"
+    write(project, "pyproject.toml", "[tool.nosync-fix]\nunsafe-fixes = true\n")
+    path = write(project, "train.py", UNSAFE_ONLY)
+    (kept,) = fix_paths([str(path)], unsafe_fixes=False)  # an argument overrides the file
+    assert not kept.written and path.read_text() == UNSAFE_ONLY
+    (fixed,) = fix_paths([str(path)])
+    assert fixed.written and path.read_text() != UNSAFE_ONLY
+
+
+def test_fix_paths_explicit_settings_isolated_and_config(tmp_path: Path) -> None:
+    from nosync_fix import Settings, fix_paths
+
+    project, path = _library_project(tmp_path, '[tool.nosync-fix]\nignore = ["NSY201"]\n')
+    (isolated,) = fix_paths([str(path)], write=False, isolated=True)
+    assert isolated.changed
+    (explicit,) = fix_paths([str(path)], write=False, settings=Settings())  # used as given
+    assert explicit.changed
+    other = write(tmp_path, "other.toml", '[tool.nosync-fix]\nignore = ["NSY9"]\n')
+    (configured,) = fix_paths([str(path)], write=False, config=other)
+    assert configured.changed
+    assert path.read_text() == TRAIN
+
+
+def test_fix_paths_fix_false_reports_only_unless_write_is_given(tmp_path: Path) -> None:
+    from nosync_fix import fix_paths
+
+    project, path = _library_project(tmp_path, "[tool.nosync-fix]\nfix = false\n")
+    (reported,) = fix_paths([str(path)])
+    assert not reported.written and path.read_text() == TRAIN
+    assert reported.result is not None and [f.code for f in reported.result.findings] == \
+        ["NSY201"]
+    (written,) = fix_paths([str(path)], write=True)
+    assert written.written and path.read_text() == FIXED
+
+
+def test_fix_paths_broken_pyproject_raises_config_error(tmp_path: Path) -> None:
+    from nosync_fix import ConfigError, fix_paths
+
+    project, path = _library_project(tmp_path, "[tool.nosync-fix]\nselekt = []\n")
+    with pytest.raises(ConfigError, match="unknown key 'selekt'"):
+        fix_paths([str(path)])
+    assert path.read_text() == TRAIN

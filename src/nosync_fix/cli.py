@@ -16,7 +16,7 @@ from .cache import Cache, default_folder
 from .config import (
     ConfigError,
     Settings,
-    find_config,
+    config_for_paths,
     load_settings,
     parse_size,
     too_large,
@@ -209,10 +209,7 @@ def _load_settings(paths: Sequence[str], config_path: str | None, isolated: bool
             raise ConfigError(f"config file {config_path!r} does not exist")
         found: Path | None = Path(config_path)
     else:
-        existing = [Path(p) for p in paths if p != "-" and Path(p).exists()]
-        start = Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
-            else Path.cwd()
-        found = find_config(start)
+        found = config_for_paths(paths)
     if found is None:
         return Settings()
     if verbose:

@@ -13,7 +13,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,6 +247,36 @@ def find_config(start: Path) -> Path | None:
             if SECTION in _tool_table(data):
                 return candidate
     return None
+
+
+def config_for_paths(paths: Sequence[str | os.PathLike[str]]) -> Path | None:
+    """The configuration the command line reads for ``paths``: the nearest
+    pyproject.toml with a [tool.nosync-fix] table at or above the folder the existing
+    paths have in common (the working folder when none exists; ``-`` is stdin)."""
+    existing = [Path(p) for p in paths if str(p) != "-" and Path(p).exists()]
+    try:
+        start = Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
+            else Path.cwd()
+    except ValueError:  # no common folder (paths on different drives)
+        start = Path.cwd()
+    return find_config(start)
+
+
+def settings_for_paths(paths: Sequence[str | os.PathLike[str]], *,
+                       config: str | os.PathLike[str] | None = None,
+                       isolated: bool = False) -> Settings:
+    """The settings the command line uses for ``paths``: ``config`` when given, else the
+    project's pyproject.toml found from the paths (:func:`config_for_paths`); the
+    defaults when ``isolated`` or when there is none."""
+    if isolated:
+        return Settings()
+    if config is not None:
+        if not Path(config).is_file():
+            raise ConfigError(f"config file {str(config)!r} does not exist")
+        found: Path | None = Path(config)
+    else:
+        found = config_for_paths(paths)
+    return load_settings(found) if found is not None else Settings()
 
 
 def load_settings(path: Path) -> Settings:
