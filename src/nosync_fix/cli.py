@@ -22,17 +22,8 @@ from .config import (
     too_large,
 )
 from .findings import Finding
-from .report import (
-    FORMATS,
-    applied_findings,
-    errors,
-    is_applicable,
-    machine,
-    remaining_findings,
-    summarize,
-    text,
-)
-from .report.statistics import statistics_json
+from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
+from .report.statistics import applicable_findings, statistics_json
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
 
@@ -299,8 +290,7 @@ def _fix_lines(outcomes: list[FileOutcome], remaining: Sequence[Finding], mode: 
     """--show-fixes: the findings fixed, or in --check the ones a fix would remove."""
     if mode is Mode.FIX:
         return text.fixed_lines(applied_findings(outcomes))
-    return text.fixed_lines([f for f in remaining if is_applicable(f, unsafe_fixes)],
-                            heading="Would fix")
+    return text.fixed_lines(applicable_findings(remaining, unsafe_fixes), heading="Would fix")
 
 
 def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str, color: bool,

@@ -1,4 +1,5 @@
-"""``--statistics --output-format json``: counts per rule with ruff's field names."""
+"""``--statistics --output-format json`` (counts per rule with ruff's field names), and
+the findings whose fix applies, which ``--show-fixes`` lists under ``--check``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ from typing import Any
 from ..findings import Finding
 from ..rules import rule_by_code
 from . import is_applicable
+
+
+def applicable_findings(findings: Sequence[Finding], unsafe_fixes: bool) -> list[Finding]:
+    """The findings a fix run with these settings would fix."""
+    return [f for f in findings if is_applicable(f, unsafe_fixes)]
 
 
 def statistics_rows(findings: Sequence[Finding], unsafe_fixes: bool) -> list[dict[str, Any]]:
