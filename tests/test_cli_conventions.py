@@ -382,3 +382,53 @@ def test_fix_paths_broken_pyproject_raises_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown key 'selekt'"):
         fix_paths([str(path)])
     assert path.read_text() == TRAIN
+
+
+# -- input that parses but does not compile, whatever the mode ---------------------------------
+
+NOT_COMPILING = [
+    ("late_future.py", 'import os\nfrom __future__ import annotations\n',
+     "does not compile: from __future__ imports must occur at the beginning of the file "
+     "at line 2"),
+    ("unbound_nonlocal.py", "def g():\n    nonlocal y\n    y = 1\n",
+     "does not compile: no binding for nonlocal 'y' found at line 2"),
+    ("module_nonlocal.py", "import torch\nnonlocal x\n",
+     "does not compile: nonlocal declaration not allowed at module level at line 2"),
+    # with a finding whose fix is not applied (unsafe): nothing made the fix's check run
+    ("with_finding.py", UNSAFE_ONLY + "\n\ndef g():\n    nonlocal y\n",
+     "does not compile: no binding for nonlocal 'y' found at line 12"),
+]
+
+
+@pytest.mark.parametrize("mode", [["--check"], ["--no-fix"], ["--diff"], []])
+@pytest.mark.parametrize("name, data, words", NOT_COMPILING)
+def test_input_that_does_not_compile_is_an_error_in_every_mode(
+        project: Path, mode: list[str], name: str, data: str, words: str) -> None:
+    bad = write(project, name, data)
+    good = write(project, "good.py", TRAIN)
+    result = invoke("--isolated", *mode, ".")
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2, result.output
+    assert errors == [f"error: {name}: {words} (Python parses it, but its compiler rejects "
+                      "it); file left unchanged"]
+    assert "All checks passed!" not in result.output
+    assert "good.py" in result.output or good.read_text() == FIXED
+    assert bad.read_text() == data
+    again = invoke("--isolated", *mode, ".")  # answered from the cache: the same error
+    assert again.exit_code == 2 and errors[0] in again.output
+
+
+def test_input_that_does_not_compile_on_stdin(project: Path) -> None:
+    result = invoke("--isolated", "--check", "-", input="nonlocal x\n")
+    assert result.exit_code == 2
+    assert "error: -: does not compile: nonlocal declaration not allowed at module level" \
+        in result.output
+    fixed = invoke("--isolated", "-", input="nonlocal x\n")
+    assert fixed.exit_code == 2 and fixed.stdout == "nonlocal x\n"
+
+
+def test_check_code_raises_for_input_that_does_not_compile() -> None:
+    from nosync_fix import check_code
+
+    with pytest.raises(ValueError, match="does not compile"):
+        check_code("nonlocal x\n")
