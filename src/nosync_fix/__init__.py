@@ -15,12 +15,17 @@ The library API, for editors and other refactoring tools::
     for outcome in fix_paths(["src/"], write=False):
         print(outcome.filename, outcome.changed, outcome.error)
 
+``fix_paths`` reads the project's ``pyproject.toml`` as the command line does;
+``fix_code`` and ``check_code`` see no file system and use the defaults (or the
+``settings`` given, e.g. ``load_settings(Path("pyproject.toml"))``).
+
 Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -128,20 +133,37 @@ def check_code(
 def fix_paths(
     paths: Sequence[str],
     *,
-    write: bool = True,
+    write: bool | None = None,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
-    unsafe_fixes: bool = False,
+    unsafe_fixes: bool | None = None,
     settings: Settings | None = None,
     jobs: int | None = None,
+    config: str | os.PathLike[str] | None = None,
+    isolated: bool = False,
 ) -> list[FileOutcome]:
     """Fix every Python file under ``paths``; write them back when ``write`` is true.
 
+    The settings are those the command line uses: ``[tool.nosync-fix]`` of the
+    nearest ``pyproject.toml`` at or above the folder the paths have in common, or
+    of the file ``config`` names; none with ``isolated``. ``settings``, when given,
+    is used as it is instead (no file is read). ``select``, ``ignore`` and
+    ``unsafe_fixes`` override either. ``write`` defaults to the configuration's
+    ``fix`` (true unless set): with ``fix = false`` the files are only checked,
+    and ``write=False`` computes the fixes without writing them.
+
     Returns one :class:`FileOutcome` per file (or per path that failed), with the
-    :class:`FixResult` and whether the file was written.
+    :class:`FixResult` and whether the file was written. Raises
+    :class:`ConfigError` for a broken configuration or unknown rule codes.
     """
+    from .config import settings_for_paths
     from .runner import Mode, run
 
+    if settings is None:
+        settings = settings_for_paths(paths, config=config, isolated=isolated)
     chosen = _settings(settings, select, ignore, unsafe_fixes)
-    return run(list(paths), chosen, Mode.FIX if write else Mode.DIFF, jobs=jobs,
-               with_edits=False)
+    if write is None:
+        mode = Mode.FIX if chosen.fix else Mode.CHECK
+    else:
+        mode = Mode.FIX if write else Mode.DIFF
+    return run(list(paths), chosen, mode, jobs=jobs, with_edits=False)

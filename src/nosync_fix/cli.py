@@ -16,12 +16,14 @@ from .cache import Cache, default_folder
 from .config import (
     ConfigError,
     Settings,
-    find_config,
+    config_for_paths,
     load_settings,
     parse_size,
     too_large,
 )
+from .findings import Finding
 from .report import FORMATS, applied_findings, errors, machine, remaining_findings, summarize, text
+from .report.statistics import applicable_findings, statistics_json
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
 
@@ -53,6 +55,9 @@ def _fail(message: str) -> None:
               help="Write nothing; print the diffs of the fixes. Exit 1 if any file would change.")
 @click.option("--check", is_flag=True,
               help="Write nothing; list the findings. Exit 1 if there are any.")
+@click.option("--fix/--no-fix", "fix", default=None,
+              help="Fix files in place (the default), or only list the findings, as --check "
+                   "does; the later flag wins (also: fix = false).")
 @click.option("--unsafe-fixes", "unsafe_fixes", flag_value=True, default=None,
               help="Also apply fixes marked unsafe (see --explain CODE).")
 @click.option("--select", multiple=True, metavar="CODES",
@@ -62,7 +67,8 @@ def _fail(message: str) -> None:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="How findings are printed.")
-@click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
+@click.option("--statistics", is_flag=True,
+              help="Print counts per rule instead of findings (text or json output).")
 @click.option("--exit-zero", is_flag=True,
               help="Exit 0 even when findings remain or a diff is printed (errors still exit 2).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
@@ -76,13 +82,18 @@ def _fail(message: str) -> None:
               help="Files and folders to skip, replacing the default list.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOBS",
               help="Files and folders to skip, on top of the default list.")
+@click.option("--force-exclude/--no-force-exclude", "force_exclude", default=None,
+              help="Apply the excludes to paths named on the command line too, as "
+                   "pre-commit needs (also: force-exclude = true).")
 @click.option("--max-file-size", metavar="SIZE", default=None,
               help="Skip larger files, with a warning: bytes, or '2MB', '500KB' "
                    "[default: 2MB].")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read settings from this pyproject.toml (or a TOML file of our keys).")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
-@click.option("--show-fixes", is_flag=True, help="List the findings that were fixed.")
+@click.option("--show-fixes", is_flag=True,
+              help="List the findings fixed, per file and rule; with --diff or --check, "
+                   "those that would be fixed.")
 @click.option("--all-paths", "all_paths", flag_value=True, default=None,
               help="Report findings outside hot paths (loops, forward, *_step, compiled).")
 @click.option("--stdin-filename", default=None, metavar="PATH",
@@ -93,18 +104,20 @@ def _fail(message: str) -> None:
 @click.option("--list-rules", is_flag=True, help="Print the rules table and exit.")
 @click.option("--explain", metavar="CODE", default=None, help="Print a rule's page and exit.")
 @click.version_option(__version__, "--version", prog_name="nosync-fix")
-def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | None,
+def main(paths: tuple[str, ...], diff: bool, check: bool, fix: bool | None,
+         unsafe_fixes: bool | None,
          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
          output_format: str, statistics: bool, exit_zero: bool, jobs: int | None,
          no_cache: bool, cache_dir: str | None, exclude: tuple[str, ...],
-         extend_exclude: tuple[str, ...], max_file_size: str | None, config_path: str | None,
+         extend_exclude: tuple[str, ...], force_exclude: bool | None,
+         max_file_size: str | None, config_path: str | None,
          isolated: bool, show_fixes: bool, all_paths: bool | None, stdin_filename: str | None,
          quiet: bool, verbose: bool, no_color: bool, list_rules: bool,
          explain: str | None) -> None:
     """Find and fix host reads of device values (syncs and graph breaks) in PyTorch code.
 
     Fixes PATHS in place (files and folders; '-' reads stdin and writes stdout),
-    then lists what is left. Use --diff or --check to write nothing.
+    then lists what is left. Use --diff, --check or --no-fix to write nothing.
     """
     color = _color_enabled(no_color)
     if list_rules:
@@ -117,6 +130,8 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
         click.echo(rule.page().rstrip())  # type: ignore[union-attr]
         return
 
+    if statistics and output_format not in ("text", "json"):
+        _fail(f"--statistics works with --output-format text or json, not {output_format}")
     paths = paths or (".",)
     try:
         settings = _load_settings(paths, config_path, isolated, verbose)
@@ -126,17 +141,20 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, unsafe_fixes: bool | N
             extend_select=(settings.extend_select + _codes(extend_select))  # type: ignore
             if extend_select else None,
             unsafe_fixes=unsafe_fixes,
+            fix=fix,
             all_paths=all_paths,
             exclude=_codes(exclude),
             extend_exclude=(settings.extend_exclude + _codes(extend_exclude))  # type: ignore
             if extend_exclude else None,
+            force_exclude=force_exclude,
             max_file_size=parse_size(max_file_size) if max_file_size is not None else None,
         ).validate()
     except ConfigError as error:
         _fail(str(error))
         return
 
-    mode = Mode.DIFF if diff else Mode.CHECK if check else Mode.FIX
+    # --diff and --check never write, whatever --fix or the configuration says.
+    mode = Mode.DIFF if diff else Mode.CHECK if check or not settings.fix else Mode.FIX
     with_edits = output_format in ("json", "sarif")
     if paths == ("-",):
         try:
@@ -182,10 +200,7 @@ def _load_settings(paths: Sequence[str], config_path: str | None, isolated: bool
             raise ConfigError(f"config file {config_path!r} does not exist")
         found: Path | None = Path(config_path)
     else:
-        existing = [Path(p) for p in paths if p != "-" and Path(p).exists()]
-        start = Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
-            else Path.cwd()
-        found = find_config(start)
+        found = config_for_paths(paths)
     if found is None:
         return Settings()
     if verbose:
@@ -226,11 +241,15 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
         for outcome in outcomes:
             if outcome.error is None and outcome.result is not None and outcome.result.diff:
                 click.echo(outcome.result.diff, nl=False)
+        if show_fixes:  # stdout holds the diff alone, as with ruff and black
+            for line in text.fixed_lines(applied_findings(outcomes), heading="Would fix"):
+                click.echo(line, err=True)
         if not quiet:
             for line in text.summary_lines(summary, mode, settings.unsafe_fixes):
                 click.echo(line, err=True)
     elif output_format == "json":
-        click.echo(machine.to_json(remaining))
+        click.echo(statistics_json(remaining, settings.unsafe_fixes) if statistics
+                   else machine.to_json(remaining))
     elif output_format == "github":
         out = machine.to_github(remaining, failed)
         if out:
@@ -244,8 +263,8 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
         else:
             for finding in remaining:
                 click.echo(text.finding_line(finding, settings.unsafe_fixes, color), color=color)
-        if show_fixes and mode is Mode.FIX:
-            for line in text.fixed_lines(applied_findings(outcomes)):
+        if show_fixes:
+            for line in _fix_lines(outcomes, remaining, mode, settings.unsafe_fixes):
                 click.echo(line)
         if not quiet:
             for line in text.summary_lines(summary, mode, settings.unsafe_fixes):
@@ -266,11 +285,24 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
     return EXIT_FINDINGS if remaining else EXIT_OK
 
 
+def _fix_lines(outcomes: list[FileOutcome], remaining: Sequence[Finding], mode: Mode,
+               unsafe_fixes: bool) -> list[str]:
+    """--show-fixes: the findings fixed, or in --check the ones a fix would remove."""
+    if mode is Mode.FIX:
+        return text.fixed_lines(applied_findings(outcomes))
+    return text.fixed_lines(applicable_findings(remaining, unsafe_fixes), heading="Would fix")
+
+
 def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str, color: bool,
                exit_zero: bool) -> int:
     from .engine import process_source
 
     source = sys.stdin.buffer.read()
+    if settings.force_exclude and filename != "-" and settings.is_force_excluded(filename):
+        if mode is Mode.FIX:
+            sys.stdout.buffer.write(source)  # excluded: the input comes back as it was
+            sys.stdout.flush()
+        return EXIT_OK
     if len(source) > settings.max_file_size:
         click.echo(text.warning_line(filename, too_large(len(source), settings.max_file_size),
                                      color), err=True)

@@ -13,7 +13,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,14 +54,19 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    #: Fix files in place when neither --diff nor --check is given (false: report only).
+    fix: bool = True
     #: Report findings outside hot paths too.
     all_paths: bool = False
     #: Extra function names whose bodies are hot paths.
     hot_functions: frozenset[str] = frozenset()
-    #: (glob, codes) pairs: codes ignored in files matching the glob.
+    #: (glob, codes) pairs: codes ignored in files matching the glob; a glob that starts
+    #: with ``!`` is negated: its codes are ignored in the files that do not match it.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    #: Apply the excludes to paths named on the command line too (pre-commit names files).
+    force_exclude: bool = False
     #: Sum float reads on the device in float64 (exactly as Python adds floats) or in
     #: float32 (faster on some accelerators, available on Apple MPS; an unsafe fix).
     accumulate_dtype: str = "float64"
@@ -94,7 +99,9 @@ class Settings:
         """The codes of :meth:`rules_for` (without importing them)."""
         ignored: list[str] = []
         for pattern, codes in self.per_file_ignores:
-            if _glob_matches(pattern, filename, self.root, Path.cwd()):
+            negated = pattern.startswith("!")
+            if _glob_matches(pattern[1:] if negated else pattern, filename, self.root,
+                             Path.cwd()) != negated:
                 ignored.extend(codes)
         if not ignored:
             return self.codes()
@@ -112,12 +119,31 @@ class Settings:
             return True
         return bool(paths) and any(_glob_matches(p, path, self.root, walk_root) for p in paths)
 
+    def is_force_excluded(self, path: str | Path) -> bool:
+        """Whether a path named on the command line is excluded under ``force-exclude``
+        (as ruff does): it, or a folder above it inside the project, matches an exclude
+        pattern. The project's own folder (the configuration's, else the working folder)
+        and the folders above it are not tested: their names are not the project's choice.
+        """
+        root = Path(os.path.abspath(self.root or Path.cwd()))
+        current = Path(os.path.abspath(path))
+        inside = root in current.parents
+        while current != root:
+            if self.is_excluded(current, root):
+                return True
+            if not inside:
+                break  # outside the project: only the path itself
+            current = current.parent
+        return False
+
     def validate(self) -> Settings:
         for where, selectors in (("select", self.select), ("extend-select", self.extend_select),
                                  ("ignore", self.ignore)):
             for selector in selectors:
                 check_selector(selector, where)
-        for _, codes in self.per_file_ignores:
+        for pattern, codes in self.per_file_ignores:
+            if not pattern.removeprefix("!").strip():
+                raise ConfigError(f"empty pattern {pattern!r} in per-file-ignores")
             for code in codes:
                 check_selector(code, "per-file-ignores")
         if self.max_file_size <= 0:
@@ -170,6 +196,7 @@ def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[
 _KEYS = {
     "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype", "max-file-size",
+    "force-exclude", "fix", "extend-per-file-ignores",
 }
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
@@ -222,6 +249,36 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def config_for_paths(paths: Sequence[str | os.PathLike[str]]) -> Path | None:
+    """The configuration the command line reads for ``paths``: the nearest
+    pyproject.toml with a [tool.nosync-fix] table at or above the folder the existing
+    paths have in common (the working folder when none exists; ``-`` is stdin)."""
+    existing = [Path(p) for p in paths if str(p) != "-" and Path(p).exists()]
+    try:
+        start = Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
+            else Path.cwd()
+    except ValueError:  # no common folder (paths on different drives)
+        start = Path.cwd()
+    return find_config(start)
+
+
+def settings_for_paths(paths: Sequence[str | os.PathLike[str]], *,
+                       config: str | os.PathLike[str] | None = None,
+                       isolated: bool = False) -> Settings:
+    """The settings the command line uses for ``paths``: ``config`` when given, else the
+    project's pyproject.toml found from the paths (:func:`config_for_paths`); the
+    defaults when ``isolated`` or when there is none."""
+    if isolated:
+        return Settings()
+    if config is not None:
+        if not Path(config).is_file():
+            raise ConfigError(f"config file {str(config)!r} does not exist")
+        found: Path | None = Path(config)
+    else:
+        found = config_for_paths(paths)
+    return load_settings(found) if found is not None else Settings()
+
+
 def load_settings(path: Path) -> Settings:
     """Settings from a pyproject.toml ([tool.nosync-fix]) or a bare TOML file of our keys."""
     data = _read_toml(path)
@@ -257,14 +314,17 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
             raise ConfigError(f"{where}{key} must be true or false")
         return table[key]
 
+    # extend-per-file-ignores adds to per-file-ignores, as in ruff (the codes of a pattern
+    # named in both are the union: each pair ignores its own codes).
     per_file: list[tuple[str, tuple[str, ...]]] = []
-    raw = table.get("per-file-ignores", {})
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}per-file-ignores must be a table of glob = [codes]")
-    for pattern, codes in raw.items():
-        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-            raise ConfigError(f"{where}per-file-ignores.{pattern!r} must be a list of codes")
-        per_file.append((pattern, tuple(codes)))
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        raw = table.get(key, {})
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}{key} must be a table of glob = [codes]")
+        for pattern, codes in raw.items():
+            if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                raise ConfigError(f"{where}{key}.{pattern!r} must be a list of codes")
+            per_file.append((pattern, tuple(codes)))
 
     dtype = table.get("accumulate-dtype", "float64")
     if not isinstance(dtype, str):
@@ -279,9 +339,11 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         extend_select=strings("extend-select"),
         ignore=strings("ignore"),
         unsafe_fixes=boolean("unsafe-fixes"),
+        fix=boolean("fix"),
         all_paths=boolean("all-paths"),
         exclude=strings("exclude"),
         extend_exclude=strings("extend-exclude"),
+        force_exclude=boolean("force-exclude"),
         per_file_ignores=tuple(per_file),
         hot_functions=frozenset(hot),
         accumulate_dtype=dtype,

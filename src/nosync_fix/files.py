@@ -6,7 +6,8 @@ read with ``pathspec``, following git's rules (:class:`GitIgnore`); git itself i
 never run: the checked tree may carry its own ``.git/config``, and git runs the
 commands such a file names (``core.fsmonitor``). Symbolic links to folders are
 not followed, so link loops do no harm. A file named on the command line is
-always processed.
+always processed, unless ``force-exclude`` is set and an exclude pattern matches it
+or a folder above it inside the project (:meth:`Settings.is_force_excluded`).
 
 Writes go to a temporary file in the same folder, which then replaces the
 original (``os.replace``), keeping its permission bits, owner and group. A file
@@ -58,6 +59,8 @@ def discover(paths: Sequence[str], settings: Settings) -> tuple[list[str], list[
 
     for raw in paths:
         path = Path(raw)
+        if settings.force_exclude and settings.is_force_excluded(raw):
+            continue  # named, but excluded: what pre-commit asks of a file it names
         try:
             if path.is_symlink() and not path.exists():
                 errors.append(FileError(raw, "broken or looping symbolic link", "io"))

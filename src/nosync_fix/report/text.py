@@ -89,14 +89,15 @@ def statistics_lines(findings: Sequence[Finding], unsafe_fixes: bool) -> list[st
     return lines
 
 
-def fixed_lines(applied: Sequence[Finding]) -> list[str]:
-    """What --show-fixes prints: per file, how many of each rule were fixed."""
+def fixed_lines(applied: Sequence[Finding], heading: str = "Fixed") -> list[str]:
+    """What --show-fixes prints: per file, how many of each rule were fixed (``heading``
+    "Would fix" for the fixes --diff shows and --check finds applicable)."""
     if not applied:
         return []
     by_file: dict[str, Counter[str]] = {}
     for finding in applied:
         by_file.setdefault(finding.filename, Counter())[finding.code] += 1
-    lines = [f"Fixed {_plural(len(applied), 'finding')}:"]
+    lines = [f"{heading} {_plural(len(applied), 'finding')}:"]
     for filename, counts in sorted(by_file.items()):
         lines.append(f"- {filename}:")
         for code, count in sorted(counts.items()):
