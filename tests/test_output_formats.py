@@ -198,3 +198,63 @@ def test_rule_url_base_is_the_documented_repository() -> None:
     # The page it names exists in this checkout.
     relative = machine.rule_url("NSY201")[len(machine.REPOSITORY_URL + "/blob/main/"):]
     assert (Path(__file__).parents[1] / relative).is_file()
+
+
+# -- reviewdog rdjson --------------------------------------------------------------------------
+
+
+def test_rdjson_validates_and_carries_every_edit_as_a_suggestion(project: Path) -> None:
+    write(project, "multi.py", MULTI)
+    write(project, "train.py", ACCUMULATE)
+    out = json.loads(invoke("--check", "--output-format", "rdjson", ".").stdout)
+    assert _errors(out, "rdjson-DiagnosticResult.schema.json") == []
+    assert out["source"]["name"] == "nosync-fix"
+    by_line = {(d["location"]["path"], d["location"]["range"]["start"]["line"]): d
+               for d in out["diagnostics"]}
+    assert set(by_line) == {("multi.py", 8), ("train.py", 7), ("train.py", 15)}
+    multi = by_line["multi.py", 8]
+    assert multi["code"] == {"value": "NSY301", "url": machine.rule_url("NSY301")}
+    assert multi["severity"] == "WARNING"
+    assert [s["range"] for s in multi["suggestions"]] == [
+        {"start": {"line": 2, "column": 1}, "end": {"line": 2, "column": 1}},
+        {"start": {"line": 8, "column": 1}, "end": {"line": 9, "column": 1}},
+    ]
+    assert multi["suggestions"][0]["text"].startswith("from nosync_fix.runtime import")
+    assert "unsafe" in by_line["train.py", 7]["message"]
+    assert "unsafe" not in by_line["train.py", 15]["message"]
+
+
+def test_rdjson_suggestions_rebuild_the_fixed_file(project: Path) -> None:
+    path = write(project, "multi.py", MULTI)
+    out = json.loads(invoke("--check", "--output-format", "rdjson", "multi.py").stdout)
+    lines = MULTI.splitlines(keepends=True) + [""]
+    for suggestion in sorted(out["diagnostics"][0]["suggestions"],
+                             key=lambda s: s["range"]["start"]["line"], reverse=True):
+        start, end = suggestion["range"]["start"], suggestion["range"]["end"]
+        assert start["column"] == end["column"] == 1
+        lines[start["line"] - 1:end["line"] - 1] = [suggestion["text"]]
+    invoke("multi.py")
+    assert "".join(lines) == path.read_text(encoding="utf-8")
+
+
+def test_rdjson_columns_are_utf8_bytes(project: Path) -> None:
+    # reviewdog counts columns in UTF-8 bytes; ours count characters.
+    source = ACCUMULATE.replace("        total += loss.item()",
+                                "        é = 1; total += loss.item()")
+    write(project, "train.py", source)
+    out = json.loads(invoke("--check", "--output-format", "rdjson", "train.py").stdout)
+    (diag,) = [d for d in out["diagnostics"] if d["location"]["range"]["start"]["line"] == 15]
+    assert diag["location"]["range"]["start"]["column"] == 9 + len("é = 1; ") + 1
+    json_items = json.loads(invoke("--check", "--output-format", "json", "train.py").stdout)
+    (item,) = [i for i in json_items if i["location"]["row"] == 15]
+    assert item["location"]["column"] == 9 + len("é = 1; ")
+
+
+def test_rdjson_reports_file_errors(project: Path) -> None:
+    write(project, "bad.py", "def f(:\n")
+    result = CliRunner().invoke(main, ["--isolated", "--no-cache", "--check",
+                                       "--output-format", "rdjson", "."])
+    out = json.loads(result.stdout)
+    assert _errors(out, "rdjson-DiagnosticResult.schema.json") == []
+    (diag,) = out["diagnostics"]
+    assert diag["severity"] == "ERROR" and diag["location"]["path"] == "bad.py"

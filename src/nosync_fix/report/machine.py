@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +21,8 @@ REPOSITORY_URL = "https://github.com/nosync-fix/nosync-fix"
 RULE_DOCS_BASE = REPOSITORY_URL + "/blob/main/docs/rules/"
 #: The SARIF base id that relative artifact URIs resolve against: the working folder.
 SRCROOT = "%SRCROOT%"
+#: The formats that carry each fix's edits (the analysis computes them only for these).
+FORMATS_WITH_EDITS = ("json", "sarif", "rdjson")
 
 
 def rule_url(code: str) -> str:
@@ -178,9 +180,84 @@ def _artifact(filename: str, base: Path) -> dict[str, str]:
     return {"uri": quote(relative.as_posix(), safe="/"), "uriBaseId": SRCROOT}
 
 
+def to_rdjson(findings: Sequence[Finding], errors: Sequence[FileError], root: str | None = None,
+              read_lines: Callable[[str], list[str] | None] | None = None) -> str:
+    """reviewdog's rdjson (a ``DiagnosticResult``): one diagnostic per finding, each fix's
+    edits as ``suggestions`` (all of them: an added import, a conversion after the loop).
+
+    Paths are relative to ``root`` (the working folder) when the file is under it. reviewdog
+    counts columns in UTF-8 bytes, ours count characters: ``read_lines`` gives a file's lines
+    to convert them (by default the file as it is now, which is what the positions refer to
+    after a fix was written); where it gives none, columns stay character counts."""
+    base = Path(os.path.abspath(root if root is not None else os.getcwd()))
+    read = read_lines if read_lines is not None else _current_lines
+    known: dict[str, list[str] | None] = {}
+
+    def position(filename: str, line: int, column: int) -> dict[str, int]:
+        if filename not in known:
+            known[filename] = None if filename == "-" else read(filename)
+        lines = known[filename]
+        if lines is not None and 1 <= line <= len(lines):
+            prefix = lines[line - 1][:column - 1]
+            column = len(prefix.encode("utf-8", "surrogatepass")) + 1
+        return {"line": line, "column": column}
+
+    diagnostics: list[dict[str, Any]] = []
+    for f in findings:
+        message = f.message
+        if f.fix is not None and f.fix.applicability is Applicability.UNSAFE:
+            message += " (unsafe fix: applied only with --unsafe-fixes)"
+        diagnostic: dict[str, Any] = {
+            "message": message,
+            "location": {
+                "path": _relative_path(f.filename, base),
+                "range": {"start": position(f.filename, f.line, f.column),
+                          "end": position(f.filename, f.end_line, f.end_column)},
+            },
+            "severity": "WARNING",
+            "code": {"value": f.code, "url": rule_url(f.code)},
+        }
+        if f.fix is not None and f.fix.edits:
+            diagnostic["suggestions"] = [{
+                "range": {"start": position(f.filename, e.line, e.column),
+                          "end": position(f.filename, e.end_line, e.end_column)},
+                "text": e.content,
+            } for e in f.fix.edits]
+        diagnostics.append(diagnostic)
+    for e in errors:
+        diagnostics.append({"message": e.message,
+                            "location": {"path": _relative_path(e.filename, base)},
+                            "severity": "ERROR"})
+    result = {"source": {"name": "nosync-fix", "url": REPOSITORY_URL},
+              "diagnostics": diagnostics}
+    return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def _relative_path(filename: str, base: Path) -> str:
+    if filename == "-":
+        return filename
+    path = Path(os.path.abspath(filename))
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _current_lines(filename: str) -> list[str] | None:
+    from ..engine import decode, split_lines
+    from ..files import read_source
+
+    try:
+        text, _ = decode(read_source(filename))
+    except Exception:  # unreadable or undecodable now: keep character columns
+        return None
+    return split_lines(text)
+
+
 def rule_table() -> list[tuple[str, str, str, str]]:
     """(code, name, fix, summary) for every rule: the rules table."""
     return [(r.code, r.name, r.fix_kind, r.summary) for r in all_rules()]
 
 
-__all__ = ["rule_by_code", "rule_table", "to_github", "to_json", "to_sarif"]
+__all__ = ["rule_by_code", "rule_table", "rule_url", "to_github", "to_json", "to_rdjson",
+           "to_sarif"]
