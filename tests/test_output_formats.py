@@ -258,3 +258,27 @@ def test_rdjson_reports_file_errors(project: Path) -> None:
     assert _errors(out, "rdjson-DiagnosticResult.schema.json") == []
     (diag,) = out["diagnostics"]
     assert diag["severity"] == "ERROR" and diag["location"]["path"] == "bad.py"
+
+
+def test_rdjson_of_stdin_converts_columns_with_the_text_read(project: Path) -> None:
+    # The file of --stdin-filename on disk differs from the buffer (an editor's unsaved one):
+    # columns come from what was checked.
+    write(project, "train.py", ACCUMULATE)
+    source = ACCUMULATE.replace("        total += loss.item()",
+                                "        é = 1; total += loss.item()")
+    result = CliRunner().invoke(main, ["--isolated", "--no-cache", "--check", "--output-format",
+                                       "rdjson", "--stdin-filename", "train.py", "-"],
+                                input=source.encode("utf-8"), catch_exceptions=False)
+    out = json.loads(result.stdout)
+    (diag,) = [d for d in out["diagnostics"] if d["location"]["range"]["start"]["line"] == 15]
+    assert diag["location"]["path"] == "train.py"
+    assert diag["location"]["range"]["start"]["column"] == 9 + len("é = 1; ") + 1
+
+
+def test_rdjson_after_a_fix_reports_what_remains(project: Path) -> None:
+    write(project, "train.py", ACCUMULATE)
+    out = json.loads(invoke("--output-format", "rdjson", "train.py").stdout)
+    assert _errors(out, "rdjson-DiagnosticResult.schema.json") == []
+    (diag,) = out["diagnostics"]  # the safe fix was applied, the unsafe one remains
+    assert diag["location"]["range"]["start"] == {"line": 7, "column": 9}
+    assert "unsafe" in diag["message"] and diag["suggestions"]

@@ -238,7 +238,7 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
     elif output_format == "sarif":
         click.echo(machine.to_sarif(remaining, failed, __version__))
     elif output_format == "rdjson":
-        click.echo(machine.to_rdjson(remaining, failed))
+        click.echo(machine.to_rdjson(remaining, failed, texts=machine.known_texts(outcomes)))
     else:
         if statistics:
             for line in text.statistics_lines(remaining, settings.unsafe_fixes):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -181,21 +181,27 @@ def _artifact(filename: str, base: Path) -> dict[str, str]:
 
 
 def to_rdjson(findings: Sequence[Finding], errors: Sequence[FileError], root: str | None = None,
-              read_lines: Callable[[str], list[str] | None] | None = None) -> str:
+              read_lines: Callable[[str], list[str] | None] | None = None,
+              texts: Mapping[str, str] | None = None) -> str:
     """reviewdog's rdjson (a ``DiagnosticResult``): one diagnostic per finding, each fix's
     edits as ``suggestions`` (all of them: an added import, a conversion after the loop).
 
     Paths are relative to ``root`` (the working folder) when the file is under it. reviewdog
-    counts columns in UTF-8 bytes, ours count characters: ``read_lines`` gives a file's lines
-    to convert them (by default the file as it is now, which is what the positions refer to
-    after a fix was written); where it gives none, columns stay character counts."""
+    counts columns in UTF-8 bytes, ours count characters: ``texts`` (file name -> the text
+    the findings refer to, see :func:`known_texts`) or else ``read_lines`` gives a file's
+    lines to convert them (by default the file as it is now, which is what the positions
+    refer to after a fix was written); where neither gives any, columns stay character
+    counts."""
     base = Path(os.path.abspath(root if root is not None else os.getcwd()))
     read = read_lines if read_lines is not None else _current_lines
     known: dict[str, list[str] | None] = {}
 
     def position(filename: str, line: int, column: int) -> dict[str, int]:
         if filename not in known:
-            known[filename] = None if filename == "-" else read(filename)
+            if texts is not None and filename in texts:
+                known[filename] = _split_lines(texts[filename])
+            else:
+                known[filename] = None if filename == "-" else read(filename)
         lines = known[filename]
         if lines is not None and 1 <= line <= len(lines):
             prefix = lines[line - 1][:column - 1]
@@ -231,6 +237,19 @@ def to_rdjson(findings: Sequence[Finding], errors: Sequence[FileError], root: st
     result = {"source": {"name": "nosync-fix", "url": REPOSITORY_URL},
               "diagnostics": diagnostics}
     return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def known_texts(outcomes: Sequence[Any]) -> dict[str, str]:
+    """File name -> the text that the remaining findings of a run's outcomes refer to, for
+    the outcomes that still hold it (a fix's result, stdin's; a check drops the text)."""
+    return {o.filename: o.result.fixed for o in outcomes
+            if o.result is not None and o.result.fixed}
+
+
+def _split_lines(text: str) -> list[str]:
+    from ..engine import split_lines
+
+    return split_lines(text)
 
 
 def _relative_path(filename: str, base: Path) -> str:
