@@ -155,7 +155,7 @@ def main(paths: tuple[str, ...], diff: bool, check: bool, fix: bool | None,
 
     # --diff and --check never write, whatever --fix or the configuration says.
     mode = Mode.DIFF if diff else Mode.CHECK if check or not settings.fix else Mode.FIX
-    with_edits = output_format in ("json", "sarif")
+    with_edits = output_format in machine.FORMATS_WITH_EDITS
     if paths == ("-",):
         try:
             code = _run_stdin(settings, mode, stdin_filename or "-", output_format, color,
@@ -256,6 +256,8 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
             click.echo(out)
     elif output_format == "sarif":
         click.echo(machine.to_sarif(remaining, failed, __version__))
+    elif output_format == "rdjson":
+        click.echo(machine.to_rdjson(remaining, failed, texts=machine.known_texts(outcomes)))
     else:
         if statistics:
             for line in text.statistics_lines(remaining, settings.unsafe_fixes):
@@ -311,7 +313,7 @@ def _run_stdin(settings: Settings, mode: Mode, filename: str, output_format: str
             sys.stdout.flush()
         return EXIT_OK
     result = process_source(source, filename, settings, fix=mode is not Mode.CHECK,
-                            with_edits=output_format in ("json", "sarif"))
+                            with_edits=output_format in machine.FORMATS_WITH_EDITS)
     if result.error is not None:
         if mode is Mode.FIX:
             sys.stdout.buffer.write(source)  # never lose the input

@@ -1,8 +1,13 @@
-"""Suppression comments: ``# noqa`` on a line, ``# nosync-fix: noqa`` for a file.
+"""Suppression comments: ``# noqa`` or ``# nosync: ignore[...]`` on a line,
+``# nosync-fix: noqa`` for a file.
 
 ``# noqa`` alone suppresses every finding on its line; ``# noqa: NSY201,NSY3``
-suppresses those codes and prefixes. ``# nosync-fix: noqa`` (optionally with
-codes) on a line of its own suppresses them in the whole file. Comments are
+suppresses those codes and prefixes. ``# nosync: ignore[NSY201, NSY3]`` (or
+``# nosync-fix: ignore[...]``) does the same in the style of ``# type: ignore[...]``,
+which ruff leaves alone: its RUF100/RUF102 fixes delete a ``# noqa: NSY201`` unless
+``lint.external = ["NSY"]``. ``# nosync: ignore`` without brackets is the whole
+line; a bracket without codes suppresses nothing. ``# nosync-fix: noqa`` (optionally
+with codes) on a line of its own suppresses them in the whole file. Comments are
 found with the tokenizer, so a ``# noqa`` inside a string does not count.
 """
 
@@ -17,6 +22,11 @@ _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(
     r"#\s*nosync-fix\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?",
+    re.IGNORECASE,
+)
+_IGNORE = re.compile(
+    r"#\s*nosync(?:-fix)?\s*:\s*ignore\b(?!-)"
+    r"(?:\s*\[\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*)\s*\]|(?!\s*\[))",
     re.IGNORECASE,
 )
 
@@ -54,7 +64,8 @@ class Suppressions:
 def parse_suppressions(text: str) -> Suppressions:
     """Find the noqa comments of a source text."""
     result = Suppressions()
-    if "noqa" not in text.lower():
+    lowered = text.lower()
+    if "noqa" not in lowered and not ("nosync" in lowered and "ignore" in lowered):
         return result
     try:
         comments = [
@@ -73,7 +84,11 @@ def parse_suppressions(text: str) -> Suppressions:
                 result.file_codes = codes if result.file_codes is None else (
                     ALL if ALL in (codes, result.file_codes) else result.file_codes | codes)
             continue
-        match = _NOQA.search(comment)
-        if match:
-            result.lines[line_no] = _codes(match.group("codes"))
+        for pattern in (_NOQA, _IGNORE):
+            match = pattern.search(comment)
+            if match:
+                codes = _codes(match.group("codes"))
+                known = result.lines.get(line_no)
+                result.lines[line_no] = codes if known is None else (
+                    ALL if ALL in (codes, known) else known | codes)
     return result

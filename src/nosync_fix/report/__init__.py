@@ -1,4 +1,5 @@
-"""Output formats: text (default), json (ruff's field names), github annotations, SARIF."""
+"""Output formats: text (default), json (ruff's field names), github annotations, SARIF,
+reviewdog's rdjson."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from ..findings import Applicability, FileError, Finding
 from ..runner import FileOutcome, Mode
 
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = ("text", "json", "github", "sarif", "rdjson")
 
 
 @dataclass(frozen=True)
