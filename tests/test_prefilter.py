@@ -359,3 +359,29 @@ def test_what_is_no_output(source: str) -> None:
 ])
 def test_data_dependent_calls_need_torch_or_a_possible_tensor(source: str, found: bool) -> None:
     assert (Signal.DATA_DEPENDENT in _hot(source)) is found
+
+
+_MODEL_HEAD = ("import logging\nimport torch\nlogger = logging.getLogger(__name__)\n\n"
+               "class M(torch.nn.Module):\n")
+
+
+@pytest.mark.parametrize("body, traced", [
+    # An output call in forward, or in what forward calls (a method, a module function).
+    ("    def forward(self, x):\n        logger.warning('x')\n        return x\n", True),
+    ("    def forward(self, x):\n        return self._pad(x)\n"
+     "    def _pad(self, x):\n        print('padded')\n        return x\n", True),
+    ("    def forward(self, x):\n        return pad(x)\n"
+     "def pad(x):\n    warnings.warn('padded')\n    return x\n", True),
+    ("    def forward(self, x):\n        logger.log(logging.INFO, 'x')\n        return x\n",
+     True),
+    ("    def forward(self, x):\n        say('x')\n        return x\n"
+     "from warnings import warn as say\n", True),
+    # Logging only where forward does not reach (loading weights): nothing traced outputs.
+    ("    def forward(self, x):\n        return x\n"
+     "    def load(self, path):\n        logger.info('loading %s', path)\n", False),
+    ("    def forward(self, x):\n        return torch.log(x) + x.log()\n", False),
+])
+def test_traced_output_needs_an_output_call_that_forward_reaches(body: str,
+                                                                 traced: bool) -> None:
+    source = _MODEL_HEAD + body
+    assert (Signal.TRACED_OUTPUT in scan(parse(source), source).anywhere) is traced

@@ -196,6 +196,51 @@ def scan(tree: ast.Module, text: str, hot_functions: Iterable[str] = (),
     return Scan(hot=scanner.hot, anywhere=scanner.anywhere, scanner=scanner)
 
 
+def _output_in_traced_code(tree: ast.Module, compiled_names: set[str],
+                           compiled_definitions: set[int]) -> bool:
+    """Whether an output call may sit in code that torch.compile traces, as NSY304 finds
+    it, or more: in a ``forward`` method, a compiled function, a function defined in one
+    that takes a forward (a decorator of forward methods), or a function of this file that
+    one of those calls, directly or not (``self.method()`` of any class of the file, a
+    function by its name). Most model files log only outside their forward (loading
+    weights, building the model), and are then not analysed for NSY304 at all."""
+    output_names = set(_TRACED_OUTPUT_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            output_names.update(a.asname for a in node.names
+                                if a.asname and a.name in _TRACED_OUTPUT_NAMES)
+    by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    roots: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, _FUNCTIONS):
+            continue
+        by_name.setdefault(node.name, []).append(node)
+        if node.name == "forward" or node.name in compiled_names or (
+                id(node) in compiled_definitions):
+            roots.append(node)
+        args = node.args
+        if any("forward" in a.arg for a in (*args.posonlyargs, *args.args)):
+            roots.extend(s for s in node.body if isinstance(s, _FUNCTIONS))
+    seen: set[int] = set()
+    while roots:
+        func = roots.pop()
+        if id(func) in seen:
+            continue
+        seen.add(id(func))
+        for node in ast.walk(func):  # nested functions too: more than NSY304 reaches
+            if not isinstance(node, ast.Call):
+                continue
+            callee = node.func
+            name = callee.id if isinstance(callee, ast.Name) else (
+                callee.attr if isinstance(callee, ast.Attribute) else None)
+            if name is None:
+                continue
+            if name in output_names and (name != "log" or len(node.args) >= 2):
+                return True  # (`logger.log(level, msg)`, not `torch.log(x)`, `x.log()`)
+            roots.extend(by_name.get(name, ()))
+    return False
+
+
 class _Done(Exception):
     """Every need is met: nothing more to look for."""
 
@@ -225,7 +270,8 @@ class _Scanner:
         #: The file may hold output calls in traced code (Signal.TRACED_OUTPUT).
         self.traced_output = (
             ("forward" in text or bool(self.compiled_names or self.compiled_definitions))
-            and ("print" in text or "warn" in text or "log" in text))
+            and ("print" in text or "warn" in text or "log" in text)
+            and _output_in_traced_code(tree, self.compiled_names, self.compiled_definitions))
 
     def units_meeting(self, needs: Sequence[Need]) -> set[int] | None:
         """See :meth:`Scan.units_meeting`: each unit scanned in the state the whole scan

@@ -23,6 +23,8 @@ _LOGGER_FACTORIES = frozenset({"getLogger", "get_logger"})
 _PRINT_KEYWORDS = frozenset({"sep", "end", "flush"})
 _LOGGING_KEYWORDS = frozenset({"stacklevel"})
 _WARN_KEYWORDS = frozenset({"message", "category", "stacklevel"})
+#: The last name of every call this rule may rewrite (before import aliases).
+_OUTPUT_NAMES = frozenset({"print", "warn"}) | T.LOGGING_METHODS | _STANDARD | _ONCE
 
 
 class OutputInTracedCode(Rule):
@@ -151,6 +153,7 @@ class OutputInTracedCode(Rule):
         super().__init__(context)
         self._names: RuntimeNames | None = None
         self._traced: dict[int, str] | None = None
+        self._names_called: frozenset[str] | None = None
 
     # -- traced code -------------------------------------------------------------------------
 
@@ -236,8 +239,8 @@ class OutputInTracedCode(Rule):
         function) or "once" (``warning_once``); target the dotted name to resolve."""
         func = call.func
         target = dotted_name(func)
-        if target is None:
-            return None
+        if target is None or target.rpartition(".")[2] not in self._output_names():
+            return None  # cheap: most calls of a file are not named like an output call
         qualified = self.md.qualified_names(func)
         if isinstance(func, cst.Name):
             if "builtins.print" in qualified:
@@ -257,6 +260,21 @@ class OutputInTracedCode(Rule):
             if method in _STANDARD:
                 return "logging", target
         return None
+
+    def _output_names(self) -> frozenset[str]:
+        """The last names an output call may have: print, warn, the logging methods, and
+        the names this file imports one of them as (``from warnings import warn as w``)."""
+        if self._names_called is None:
+            aliases = set()
+            for node in self.md.nodes(cst.ImportFrom):
+                if isinstance(node.names, cst.ImportStar):
+                    continue
+                for alias in node.names:
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name) and (
+                            (dotted_name(alias.name) or "") in _OUTPUT_NAMES):
+                        aliases.add(alias.asname.name.value)
+            self._names_called = _OUTPUT_NAMES | aliases
+        return self._names_called
 
     def _is_module_logger(self, name: cst.Name) -> bool:
         """A module-level name bound only to ``getLogger(...)``/``get_logger(...)``."""
