@@ -12,6 +12,7 @@ from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._branches import validation_guard
 from ._helpers import method_call, parenthesized, short, torch_ref
+from ._host import host_only
 from .base import Rule
 
 _COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
@@ -143,6 +144,8 @@ class AsyncAssert(Rule):
             self.report(node, verdict.message, verdict.rewrite)
 
     def visit_Assert(self, node: cst.Assert) -> None:
+        if host_only(self.analysis, node.test):
+            return  # CPU tensors only: the assert waits for no device
         condition = self._convert(node.test)
         if condition is None:
             if self._reads_device(node.test):
