@@ -122,7 +122,9 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     qualified = analysis.md.qualified_names(expr.func)
     if qualified & _CPU_FACTORIES:
         device = keyword_arg(expr, "device")
-        return device is None or _is_cpu(analysis, device)
+        if device is None:
+            return not _default_device_changed(analysis)
+        return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
         return _made_on_host(analysis, expr.args[0].value, depth + 1)
     if isinstance(expr.func, cst.Attribute) and (
@@ -134,6 +136,21 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
             call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
         return _made_on_host(analysis, expr.func.value, depth + 1)
     return False
+
+
+def _default_device_changed(analysis: ModuleAnalysis) -> bool:
+    """Whether the module may make tensors on another device by default:
+    ``torch.set_default_device("cuda")``, ``with torch.device("cuda"):``. Then a factory
+    without ``device=`` is not known to make a CPU tensor."""
+    known = analysis.memo("host.default_device_changed")
+    if None not in known:
+        known[None] = any(
+            analysis.md.qualified_names(call.func) & {
+                "torch.set_default_device", "torch.set_default_tensor_type"}
+            or (isinstance(analysis.md.parent(call), cst.WithItem)
+                and analysis.md.qualified_names(call.func) & {"torch.device"})
+            for call in analysis.md.nodes(cst.Call))
+    return bool(known[None])
 
 
 def _is_tokenizer_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
