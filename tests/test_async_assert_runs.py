@@ -126,11 +126,66 @@ def test_comparison_with_a_float_happens_in_the_tensor_precision() -> None:
     fixed = run_fixed("""
         import torch
 
-        def check(t: torch.Tensor):
+        def train(t: torch.Tensor):
             for _ in range(1):
                 assert t.item() > 0.1
     """, "NSY401")
     t = torch.tensor(0.1)  # float32(0.1) is slightly more than the float64 0.1
-    fixed.before["check"](t)
+    fixed.before["train"](t)
     with pytest.raises(RuntimeError):
-        fixed.after["check"](t)
+        fixed.after["train"](t)
+
+
+CHECK_SCRIPT = '''
+import torch
+
+
+def train_step(model, x):
+    out = model(x)
+    assert torch.isfinite(out).all(), "diverged"
+    return out
+
+
+def run_checks(model, batches):
+    for x in batches:
+        assert torch.isfinite(model(x)).all(), "diverged"
+
+
+def outcome(function, *args):
+    try:
+        function(*args)
+    except AssertionError as error:
+        return "AssertionError", str(error)
+    except RuntimeError as error:
+        return "RuntimeError", str(error)
+    return None
+'''
+
+
+@pytest.mark.parametrize("filename", ["tests/helpers.py", "check_model.py",
+                                      "src/pkg/testing/utils.py", "verify_export.py"])
+def test_checking_code_keeps_assertion_error(filename: str) -> None:
+    """Issue 20: in a test helper or a check script the assert is the check; after the
+    fixer runs, a failing check still raises AssertionError (in a training module the
+    same function gets the fix, and a RuntimeError)."""
+    import textwrap
+
+    from nosync_fix import fix_code
+
+    source = textwrap.dedent(CHECK_SCRIPT)
+    model = torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        model.weight.fill_(float("nan"))
+    batches = [torch.ones(2)]
+    checked = fix_code(source, filename=filename, select=["NSY401"], unsafe_fixes=True)
+    assert checked.fixed == source
+    namespace: dict = {}
+    exec(compile(checked.fixed, filename, "exec"), namespace)
+    assert namespace["outcome"](namespace["run_checks"], model, batches) == (
+        "AssertionError", "diverged")
+    trained = fix_code(source, filename="train.py", select=["NSY401"], unsafe_fixes=True)
+    assert trained.fixed.count("_assert_async(") == 2
+    namespace = {}
+    exec(compile(trained.fixed, "train.py", "exec"), namespace)
+    assert namespace["outcome"](namespace["train_step"], model, batches[0])[0] == (
+        "RuntimeError")

@@ -40,6 +40,9 @@ COND = textwrap.dedent("""
             scale = max_norm / norm
             x = x * scale
         return x * 2
+
+
+    compiled_clip = torch.compile(clip)  # NSY102 rewrites compiled code only
 """)
 
 

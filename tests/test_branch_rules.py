@@ -16,8 +16,9 @@ from nosync_fix import check_code
 RULES = ["NSY101", "NSY102", "NSY103", "NSY104"]
 
 
-def _findings(body: str, signature: str = "x: torch.Tensor, t: torch.Tensor, k: float"):
-    code = f"import torch\n\n\ndef f({signature}):\n" + textwrap.indent(
+def _findings(body: str, signature: str = "x: torch.Tensor, t: torch.Tensor, k: float",
+              decorator: str = ""):
+    code = f"import torch\n\n\n{decorator}def f({signature}):\n" + textwrap.indent(
         textwrap.dedent(body).strip(), "    ") + "\n"
     return check_code(code, select=RULES, all_paths=True)
 
@@ -98,18 +99,29 @@ def test_report_only_branches_name_the_idiom(body: str, idiom: str) -> None:
     assert idiom in finding.message
 
 
+CLIP = """
+    norm = x.norm()
+    if norm > k:
+        scale = k / norm
+        x = x * scale
+    return x
+"""
+
+
 def test_cond_for_dependent_statements_names_its_costs() -> None:
-    finding = _one("""
-        norm = x.norm()
-        if norm > k:
-            scale = k / norm
-            x = x * scale
-        return x
-    """)
+    finding = _one(CLIP, decorator="@torch.compile\n")
     assert finding.code == "NSY102" and finding.fix.applicability.value == "unsafe"
     assert "Inductor still reads the predicate on the host" in finding.message
     assert "same structure, shapes and dtypes" in finding.message
     assert "(`k`) must not change between calls" in finding.message
+
+
+def test_cond_in_eager_code_names_the_eager_cost() -> None:
+    """Issue 20: eager torch.cond traces its branches on every call (torchtune's KL loss:
+    forward and backward ~100x slower), so code the file does not compile gets no fix."""
+    finding = _one(CLIP)
+    assert finding.code == "NSY102" and finding.fix is None
+    assert "in eager mode torch.cond traces its branches on every call" in finding.message
 
 
 def test_device_while_is_reported_at_its_test() -> None:
@@ -144,3 +156,19 @@ def test_each_device_if_gets_exactly_one_finding() -> None:
         return x
     """)
     assert [f.code for f in found] == ["NSY101"]
+
+
+@pytest.mark.parametrize(("setup", "fixed"), [
+    ("net = Net()\nnet.compile()\n", True),
+    ("net = Net().to('cpu').eval()\nfast = torch.compile(net, mode='max-autotune')\n", True),
+    ("fast = torch.compile(Net())\n", True),
+    ("net = Net()\nfast = torch.compile(other)\n", False),
+    ("net = Net()\nnet.eval()\n", False),
+])
+def test_cond_in_forward_of_a_module_the_file_compiles(setup: str, fixed: bool) -> None:
+    code = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x: " \
+           "torch.Tensor):\n" + textwrap.indent(textwrap.dedent(CLIP).strip(), "        ") \
+           .replace("k", "2.0") + "\n\n\n" + setup
+    found = check_code(code, select=RULES, unsafe_fixes=True)
+    assert [f.code for f in found] == ["NSY102"]
+    assert (found[0].fix is not None) is fixed, found[0].message

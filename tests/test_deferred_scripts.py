@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from nosync_fix import fix_code
+from nosync_fix.config import Settings
 
 torch = pytest.importorskip("torch")
 
@@ -37,7 +38,10 @@ def run_both(tmp_path: Path, source: str, codes: list[str], *, merged: bool = Fa
     source = textwrap.dedent(source).lstrip()
     if traceback:
         source = source.replace("import torch\n", f"import torch\n{RUNTIME_IMPORT}\n", 1)
-    result = fix_code(source, filename="script.py", select=codes)
+    # line_length=0: no fixed line is split, so the lines below keep their numbers and
+    # the records' `%(lineno)d` can be compared with the original's.
+    result = fix_code(source, filename="script.py", select=codes,
+                      settings=Settings(line_length=0))
     assert result.error is None, result.error
     assert result.fixed != source, "the fixer changed nothing: the test would prove nothing"
     script = tmp_path / "script.py"

@@ -53,6 +53,9 @@ CASES = {
             loss = (x * 2).mean()
             assert loss.item() > -1, "negative"
             return loss + 1
+
+        # A hot path (asserts elsewhere keep AssertionError); compiled lazily, never run.
+        compiled_step = torch.compile(step)
     """, (torch.ones(4),)),
     "NSY501": ("""
         import torch

@@ -9,7 +9,11 @@ class Layer(nn.Module):
         # BART's fp16 guard: the dtype test stays an `if`, the device test selects
         if hidden_states.dtype == torch.float16:
             clamp_value = torch.finfo(hidden_states.dtype).max - 1000
-            hidden_states = torch.where(torch.isinf(hidden_states).any() | torch.isnan(hidden_states).any(), torch.clamp(hidden_states, min=-clamp_value, max=clamp_value), hidden_states)
+            hidden_states = torch.where(
+                torch.isinf(hidden_states).any() | torch.isnan(hidden_states).any(),
+                torch.clamp(hidden_states, min=-clamp_value, max=clamp_value),
+                hidden_states,
+            )
         return hidden_states
 
 

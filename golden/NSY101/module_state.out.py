@@ -15,7 +15,11 @@ def rope_update(rope_forward):
         if not hasattr(self, "long_inv_freq"):
             self.long_inv_freq, _ = self.init_fn(self.config, device)
         self.original_inv_freq = self.original_inv_freq.to(device)
-        self.register_buffer("inv_freq", torch.where(seq_len > limit, self.long_inv_freq, self.original_inv_freq), persistent=False)
+        self.register_buffer(
+            "inv_freq",
+            torch.where(seq_len > limit, self.long_inv_freq, self.original_inv_freq),
+            persistent=False,
+        )
 
     @wraps(rope_forward)
     def wrapper(self, x, position_ids):
@@ -34,7 +38,9 @@ class Scaler(nn.Module):
 
     def forward(self, x: torch.Tensor):
         # an attribute assigned a tensor in both branches
-        self.current = torch.where(x.abs().max() > 10, torch.full((4,), 0.5), torch.ones(4))
+        self.current = torch.where(
+            x.abs().max() > 10, torch.full((4,), 0.5), torch.ones(4)
+        )
         # positive: no set-up
         self.register_buffer("scale", torch.where(x.sum() > 0, self.large, self.small))
         # negative: the arguments differ (persistent or not)

@@ -15,3 +15,6 @@ class Clip(nn.Module):
             scale = self.max_norm / norm
             x = x * scale
         return x
+
+
+clip = torch.compile(Clip(max_norm=1.0))

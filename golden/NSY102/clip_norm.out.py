@@ -19,3 +19,6 @@ class Clip(nn.Module):
             return x.clone()
         x = torch.cond(norm > self.max_norm, _then, _else, (norm, x))
         return x
+
+
+clip = torch.compile(Clip(max_norm=1.0))

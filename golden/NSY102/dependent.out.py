@@ -2,6 +2,7 @@
 import torch
 
 
+@torch.compile
 def swap_larger(a: torch.Tensor, b: torch.Tensor):
     def _then(a, b):
         a, b = b, a
@@ -21,3 +22,6 @@ def twice(x: torch.Tensor, y: torch.Tensor):
         return x.clone()
     x = torch.cond(x.mean() > 0, _then, _else, (x, y))
     return x
+
+
+twice_compiled = torch.compile(twice, dynamic=False)

@@ -16,3 +16,7 @@ class Normalize(nn.Module):
         def _else(h):
             return h.clone()
         return torch.cond(h.abs().max() > self.limit, _then, _else, (h,))
+
+
+model = Normalize(limit=4.0).to("cpu")
+compiled = torch.compile(model)

@@ -2,6 +2,7 @@
 import torch
 
 
+@torch.compile(fullgraph=True)
 def split(x: torch.Tensor, y: torch.Tensor):
     def _then(x, y):
         d = x - y

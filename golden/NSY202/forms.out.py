@@ -33,7 +33,10 @@ def predict(model, loader):
         counts = torch.cat([v.reshape(1) for v in counts]).tolist()
     else:
         counts = [int(v) for v in counts]
-    if len({(v.dtype, v.device, v.shape[1:]) for v in labels}) == 1 and labels[0].dim() > 0:
+    if (
+        len({(v.dtype, v.device, v.shape[1:]) for v in labels}) == 1
+        and labels[0].dim() > 0
+    ):
         labels = torch.cat(labels).tolist()
     else:
         labels = [x for v in labels for x in v.tolist()]

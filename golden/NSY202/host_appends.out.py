@@ -14,5 +14,7 @@ def train(model, loader):
         losses.append(F.mse_loss(out, y).detach())
         preds.append(torch.argmax(out, 1).detach())
     losses = [v.item() if isinstance(v, torch.Tensor) else v for v in losses]
-    preds = [x for v in preds for x in (v.tolist() if isinstance(v, torch.Tensor) else [v])]
+    preds = [
+        x for v in preds for x in (v.tolist() if isinstance(v, torch.Tensor) else [v])
+    ]
     return losses, preds

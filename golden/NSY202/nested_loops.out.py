@@ -14,10 +14,17 @@ def fit(model, loader, epochs):
             all_losses.append(loss.detach())
             preds.append(torch.argmax(out, 1).detach())
         if len({(v.dtype, v.device) for v in all_losses[all_losses_start:]}) == 1:
-            all_losses[all_losses_start:] = torch.cat([v.reshape(1) for v in all_losses[all_losses_start:]]).tolist()
+            all_losses[all_losses_start:] = torch.cat(
+                [v.reshape(1) for v in all_losses[all_losses_start:]]
+            ).tolist()
         else:
-            all_losses[all_losses_start:] = [v.item() for v in all_losses[all_losses_start:]]
-        if len({(v.dtype, v.device, v.shape[1:]) for v in preds}) == 1 and preds[0].dim() > 0:
+            all_losses[all_losses_start:] = [
+                v.item() for v in all_losses[all_losses_start:]
+            ]
+        if (
+            len({(v.dtype, v.device, v.shape[1:]) for v in preds}) == 1
+            and preds[0].dim() > 0
+        ):
             preds = torch.cat(preds).tolist()
         else:
             preds = [x for v in preds for x in v.tolist()]

@@ -10,4 +10,10 @@ def train_epoch(model, loader, optimizer, epoch):
         loss.backward()
         optimizer.step()
         deferred_print(fmt("epoch {} step {} loss {:.4f}", epoch, step, item(loss)))
-        deferred_print(fmt("  scaled {:.2f}% lr={:.2e}", item(loss) * 100, optimizer.param_groups[0]['lr']))
+        deferred_print(
+            fmt(
+                "  scaled {:.2f}% lr={:.2e}",
+                item(loss) * 100,
+                optimizer.param_groups[0]['lr'],
+            )
+        )

@@ -11,5 +11,7 @@ def train(model, data, optimizer):
         optimizer.step()
         deferred_print("loss", item(loss), sep=": ")
         deferred_print(step, -item(loss), round(item(loss), 3), end=" | ", flush=True)
-        deferred_print("grad norm", item(torch.linalg.vector_norm(batch), float), file=sys.stderr)
+        deferred_print(
+            "grad norm", item(torch.linalg.vector_norm(batch), float), file=sys.stderr
+        )
         deferred_print(tolist(batch.sum(dim=0)))

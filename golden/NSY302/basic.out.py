@@ -14,5 +14,7 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         deferred_log(logger.info, "step %d loss %.4f", step, item(loss))
-        deferred_log(logger.debug, fmt("loss {:.6f} ({:.1f}%)", item(loss), item(loss) * 100))
+        deferred_log(
+            logger.debug, fmt("loss {:.6f} ({:.1f}%)", item(loss), item(loss) * 100)
+        )
         deferred_log(logger.log, logging.WARNING, "loss %.2e", item(loss))

@@ -14,4 +14,10 @@ def train(model, loader):
             loss.backward()
         except RuntimeError:
             deferred_log(log.exception, "backward failed at loss %.4f", item(loss))
-        deferred_log(log.info, "loss %(loss).3f", {"loss": item(loss)}, extra={"step": step}, stacklevel=1)
+        deferred_log(
+            log.info,
+            "loss %(loss).3f",
+            {"loss": item(loss)},
+            extra={"step": step},
+            stacklevel=1,
+        )

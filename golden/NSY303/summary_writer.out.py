@@ -10,7 +10,12 @@ def train(model, loader, log_dir):
     for step, (x, y) in enumerate(loader):
         loss = F.mse_loss(model(x), y)
         deferred_call(writer.add_scalar, "train/loss", item(loss), step)
-        deferred_call(writer.add_scalars, "losses", {"mse": item(loss), "rmse": item(loss.sqrt())}, step)
+        deferred_call(
+            writer.add_scalars,
+            "losses",
+            {"mse": item(loss), "rmse": item(loss.sqrt())},
+            step,
+        )
 
 
 class Trainer:

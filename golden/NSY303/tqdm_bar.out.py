@@ -14,7 +14,9 @@ def train(model, loader, epochs):
         deferred_call(bar.set_postfix_str, fmt("loss={:.3f}", item(loss)))
     for epoch in (epochs_bar := trange(epochs)):
         loss = F.cross_entropy(model(x), y)
-        deferred_call(epochs_bar.set_description, fmt("epoch {} loss {:.2f}", epoch, item(loss)))
+        deferred_call(
+            epochs_bar.set_description, fmt("epoch {} loss {:.2f}", epoch, item(loss))
+        )
     with tqdm(total=len(loader)) as progress:
         for x, y in loader:
             loss = F.cross_entropy(model(x), y)

@@ -14,7 +14,13 @@ class Block(torch.nn.Module):
 
     def forward(self, x, use_cache=True):
         if use_cache and self.training:
-            call_in_graph(__name__, "print", "use_cache=True is incompatible with training", "ignoring", sep="; ")
+            call_in_graph(
+                __name__,
+                "print",
+                "use_cache=True is incompatible with training",
+                "ignoring",
+                sep="; ",
+            )
         return self.linear(x)
 
 

@@ -27,9 +27,19 @@ class Padder(torch.nn.Module):
                 __name__, "logger.warning_once",
                 f"Input ids are automatically padded to a multiple of {window}"
             )
-            call_in_graph(__name__, "logger.warning_once", f"padded {seq_len} by {padding} to {seq_len + padding}")
-            call_in_graph(__name__, "print", f"{type(self).__name__}: {len(input_ids)} rows, {padding:>{width}}")
-            call_in_graph(__name__, "logger.warning_once", "window " f"{window}" " tokens")
+            call_in_graph(
+                __name__,
+                "logger.warning_once",
+                f"padded {seq_len} by {padding} to {seq_len + padding}",
+            )
+            call_in_graph(
+                __name__,
+                "print",
+                f"{type(self).__name__}: {len(input_ids)} rows, {padding:>{width}}",
+            )
+            call_in_graph(
+                __name__, "logger.warning_once", "window " f"{window}" " tokens"
+            )
             # left alone: a tensor, a shape, a value that may be a tensor
             logger.warning_once(f"scale {scale}")
             logger.warning_once(f"shape {input_ids.shape}")

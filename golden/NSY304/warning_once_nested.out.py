@@ -6,7 +6,11 @@ logger = logging.get_logger(__name__)
 
 
 def check_inputs(x):
-    call_in_graph(__name__, "logger.warning_once", "`use_cache=True` is incompatible with gradient checkpointing.")
+    call_in_graph(
+        __name__,
+        "logger.warning_once",
+        "`use_cache=True` is incompatible with gradient checkpointing.",
+    )
     return x
 
 

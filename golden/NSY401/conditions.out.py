@@ -10,13 +10,17 @@ class Normalize(torch.nn.Module):
         if __debug__:
             torch._assert_async(~torch.isnan(probs).any())
         if __debug__:
-            torch._assert_async((probs >= 0).all() & (probs <= 1).all(), "probabilities out of range")
+            torch._assert_async(
+                (probs >= 0).all() & (probs <= 1).all(), "probabilities out of range"
+            )
         if __debug__:
             torch._assert_async((0 <= probs.min()) & (probs.min() <= 1))
         if __debug__:
             torch._assert_async((probs.argmax(-1) == reference.argmax(-1)).all())
         if __debug__:
-            torch._assert_async(torch.isclose(probs.sum(-1), torch.ones(()), atol=1e-5).all())
+            torch._assert_async(
+                torch.isclose(probs.sum(-1), torch.ones(()), atol=1e-5).all()
+            )
         if __debug__:
             torch._assert_async(torch.isfinite(probs.max()))
         if __debug__:

@@ -437,6 +437,7 @@ def settings_fingerprint(settings: Settings) -> str:
         "hot_functions": sorted(settings.hot_functions),
         "accumulate_dtype": settings.accumulate_dtype,
         "prefilter": settings.prefilter,
+        "line_length": settings.line_length,
     }, sort_keys=True)
 
 

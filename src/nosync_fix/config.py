@@ -75,6 +75,10 @@ class Settings:
     prefilter: bool = True
     #: Skip larger files (bytes), with a warning: memory grows with a file's size.
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: Fixed code is split to stay within this many characters (0: never split). From
+    #: ``line-length`` in [tool.nosync-fix], else [tool.ruff] or [tool.black] of the same
+    #: pyproject.toml, else black's and ruff's default, 88.
+    line_length: int = 88
     #: The folder the configuration came from: globs are relative to it.
     root: Path | None = None
     #: The file the settings were read from, if any.
@@ -196,7 +200,7 @@ def _select_codes(selected: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[
 _KEYS = {
     "select", "extend-select", "ignore", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "hot-functions", "all-paths", "accumulate-dtype", "max-file-size",
-    "force-exclude", "fix", "extend-per-file-ignores",
+    "force-exclude", "fix", "extend-per-file-ignores", "line-length",
 }
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
@@ -290,6 +294,13 @@ def load_settings(path: Path) -> Settings:
             table = data
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool.{SECTION}] must be a table")
+    if "line-length" not in table and path.name == "pyproject.toml":
+        tools = _tool_table(data)
+        for formatter in ("ruff", "black"):
+            other = tools.get(formatter)
+            if isinstance(other, Mapping) and isinstance(other.get("line-length"), int):
+                table = {**table, "line-length": other["line-length"]}
+                break
     return settings_from_table(table, path)
 
 
@@ -334,7 +345,12 @@ def settings_from_table(table: Mapping[str, Any], path: Path | None = None) -> S
         max_size = parse_size(table["max-file-size"]) if "max-file-size" in table else None
     except ConfigError as error:
         raise ConfigError(f"{where}{error}") from None
+    line_length = table.get("line-length")
+    if line_length is not None and (isinstance(line_length, bool) or not isinstance(
+            line_length, int) or line_length < 0):
+        raise ConfigError(f"{where}line-length must be a whole number (0: never split)")
     settings = Settings().with_overrides(
+        line_length=line_length,
         select=strings("select"),
         extend_select=strings("extend-select"),
         ignore=strings("ignore"),

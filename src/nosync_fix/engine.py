@@ -53,6 +53,7 @@ from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
 from .noqa import Suppressions, parse_suppressions
 from .rewrite import Rewrite
 from .rules import Report, Rule, RuleContext
+from .wrap import wrap_new_long_lines
 
 #: Fix passes before giving up: each pass applies every non-overlapping fix.
 MAX_PASSES = 10
@@ -228,7 +229,8 @@ def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings
         fixable = [f for f in found
                    if f.report.rewrite is not None and f.report.rewrite.applicability in allowed]
         if not fix or not fixable:
-            findings = [_public(f, analysis, current, with_edits) for f in found]
+            findings = [_public(f, analysis, current, with_edits, settings.line_length)
+                        for f in found]
             return result(findings, applied, current)
         if pass_number == MAX_PASSES:
             raise _FileFailure(
@@ -239,7 +241,8 @@ def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings
         for f in fixable:
             unique.setdefault(id(f.report.rewrite), f.report.rewrite)  # type: ignore[arg-type]
         rewrites = list(unique.values())
-        new_module, accepted = apply_rewrites(module, analysis.md, rewrites)
+        new_module, accepted = apply_rewrites(module, analysis.md, rewrites,
+                                              line_length=settings.line_length)
         done = {id(rewrites[i]) for i in accepted}
         fixed_now = [f.finding for f in fixable if id(f.report.rewrite) in done]
         new_text = splice(current, module.code, new_module.code)
@@ -586,12 +589,14 @@ def _fix_summary(rewrite: Rewrite | None) -> Fix | None:
     return Fix(applicability=rewrite.applicability, message=rewrite.message)
 
 
-def _public(found: _Found, analysis: ModuleAnalysis, text: str, with_edits: bool) -> Finding:
+def _public(found: _Found, analysis: ModuleAnalysis, text: str, with_edits: bool,
+            line_length: int) -> Finding:
     finding = found.finding
     rewrite = found.report.rewrite
     if not with_edits or rewrite is None or finding.fix is None:
         return finding
-    new_module, accepted = apply_rewrites(analysis.module, analysis.md, [rewrite])
+    new_module, accepted = apply_rewrites(analysis.module, analysis.md, [rewrite],
+                                          line_length=line_length)
     if not accepted:
         return finding
     try:
@@ -614,9 +619,12 @@ def _failed(filename: str, text: str, source: bytes | str, failure: _FileFailure
 # -- applying rewrites -----------------------------------------------------------------------
 
 
-def apply_rewrites(module: cst.Module, md: Metadata,
-                   rewrites: Sequence[Rewrite]) -> tuple[cst.Module, list[int]]:
+def apply_rewrites(module: cst.Module, md: Metadata, rewrites: Sequence[Rewrite], *,
+                   line_length: int = 0) -> tuple[cst.Module, list[int]]:
     """Apply the rewrites that do not overlap an earlier one; return the indices applied.
+
+    New statements longer than ``line_length`` are split as black would
+    (:mod:`nosync_fix.wrap`; 0: never).
 
     Two rewrites overlap when one replaces a node that contains (or is) a node
     the other replaces or inserts next to. The later one waits for the next pass.
@@ -662,7 +670,7 @@ def apply_rewrites(module: cst.Module, md: Metadata,
         for spec in removals:
             RemoveImportsVisitor.remove_unused_import(context, spec.module, spec.obj)
         new_module = RemoveImportsVisitor(context).transform_module(new_module)
-    return new_module, accepted
+    return wrap_new_long_lines(module, new_module, line_length), accepted
 
 
 def _add_imports(module: cst.Module, visitor: cst.CSTTransformer) -> cst.Module:

@@ -72,6 +72,44 @@ class HotPaths:
                 return ancestor
         return None
 
+    def runs_compiled(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is in code this file compiles: a function decorated with or
+        passed to ``torch.compile``, or ``forward`` of a module class whose instances the
+        file compiles (``torch.compile(Model(...))``, ``m = Model(...)`` then
+        ``torch.compile(m)`` or ``m.compile()``)."""
+        if self.compiled_function(node) is not None:
+            return True
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value == "forward":
+                cls = self._method_class(ancestor)
+                return cls is not None and cls.name.value in self._compiled_classes
+        return False
+
+    @functools.cached_property
+    def _compiled_classes(self) -> set[str]:
+        made: dict[str, set[str]] = {}  # a name (or self attribute) -> the classes bound to it
+        compiled: list[cst.BaseExpression] = []
+        for call in self.md.nodes(cst.Call):
+            assign = self.md.parent(call)
+            made_by = _constructor(call)
+            if made_by and isinstance(assign, cst.Assign) and assign.value is call:
+                for target in assign.targets:
+                    made.setdefault(_bound_name(target.target), set()).add(made_by)
+            if self.md.qualified_names(call.func) & _COMPILE:
+                args = positional_args(call)
+                if args:
+                    compiled.append(args[0])
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile" \
+                    and not call.args:
+                compiled.append(call.func.value)  # nn.Module.compile()
+        classes: set[str] = set()
+        for expr in compiled:
+            if isinstance(expr, cst.Call) and _constructor(expr):
+                classes.add(_constructor(expr))
+            else:
+                classes |= made.get(_bound_name(expr), set())
+        return classes
+
     def scripted_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The enclosing function that TorchScript compiles (``@torch.jit.script``,
         ``@torch.jit.script_if_tracing``, ``@torch.jit.script_method``), if any.
@@ -231,6 +269,22 @@ class HotPaths:
                 if isinstance(definition, cst.FunctionDef):
                     compiled.add(id(definition))
         return compiled
+
+
+def _constructor(call: cst.Call) -> str:
+    """``Model`` for ``Model(...)`` and ``Model(...).to(device).eval()``; "" otherwise."""
+    while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        call = call.func.value
+    return call.func.value if isinstance(call.func, cst.Name) else ""
+
+
+def _bound_name(expr: cst.BaseExpression) -> str:
+    """``model`` for ``model``, ``self.model`` for ``self.model``; "" for anything else."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        return f"{expr.value.value}.{expr.attr.value}"
+    return ""
 
 
 def calls_in(func: cst.FunctionDef) -> list[cst.Call]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .base import LOOPS, Metadata, visit
+from .base import LOOPS, Metadata, visit, walk
 
 
 class LoopFacts:
@@ -28,6 +28,23 @@ class LoopFacts:
                 return None
             previous = ancestor
         return None
+
+    def periodic(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs only on some turns of its loop (or calls of its function):
+        under an ``if`` inside them whose test takes a remainder (``if step % 100 == 0:``)."""
+        loop = self.enclosing_loop(node)
+        for ancestor in self.md.ancestors(node):
+            if ancestor is loop or isinstance(ancestor, cst.FunctionDef):
+                return False
+            if isinstance(ancestor, cst.If) and any(
+                    isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+                    for n, _ in walk(ancestor.test)):
+                return True
+        return False
+
+    def every_step(self, node: cst.CSTNode) -> str:
+        """"every step", or "whenever it runs (every N steps)" for :meth:`periodic` code."""
+        return "whenever it runs (every N steps)" if self.periodic(node) else "every step"
 
     def enclosing_loops(self, node: cst.CSTNode) -> list[cst.For | cst.While]:
         """All loops around ``node`` in its function, innermost first."""

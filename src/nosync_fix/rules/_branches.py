@@ -46,6 +46,11 @@ _COND_WARNING = ("it removes the graph break, but Inductor still reads the predi
                  "(one sync per call), both branches must return the same structure, "
                  "shapes and dtypes, and the result is differentiable through both: a constant "
                  "branch now requires grad when the other's inputs do")
+#: Why torch.cond is only offered in compiled code (benchmarks/cond_eager_cost.py).
+_EAGER_COND = ("this file does not compile the code, and in eager mode torch.cond traces its "
+               "branches on every call (forward and backward hundreds of times slower); it "
+               "is offered in code the file compiles (`@torch.compile`, `torch.compile(f)`, "
+               "the forward of a module passed to `torch.compile`)")
 
 #: Calls that keep shape and dtype and cannot produce inf/NaN or raise: what a value may
 #: use for a where to be safe. The value is the dtype family the claim needs, if any.
@@ -184,7 +189,8 @@ def _judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
         return Verdict(WHERE, f"{what}; {state.summary}", state.rewrite)
     if facts.blocking:
         cond = _cond_plan(analysis, chain, facts) if facts.only_final_returns else None
-        if cond is not None and cond.rewrite is not None:
+        if cond is not None and (cond.rewrite is not None or cond.summary.endswith(
+                _EAGER_COND)):  # torch.cond would fit, but the code runs eagerly: say so
             return Verdict(COND, f"{what}; {cond.summary}", cond.rewrite)
         return Verdict(CONTROL, f"{what}, and the branch {facts.describe()}: no automatic "
                                 f"fix. {_idiom(chain, facts)}")
@@ -1473,6 +1479,8 @@ def _build_cond(analysis: ModuleAnalysis, chain: Chain, facts: _BodyFacts) -> _P
     else:
         outputs = _outputs(analysis, chain, branches)
     operands, closures = _operands(analysis, chain, branches, outputs)
+    if not analysis.hot.runs_compiled(statement):
+        raise _NoFix(_EAGER_COND)
     scope = analysis.md.scope(statement)
     then_name = _fresh(scope, "_then", set())
     else_name = _fresh(scope, "_else", {then_name})

@@ -131,7 +131,14 @@ _HOST = _Part(device=False)
 
 
 def device_condition(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Condition | None:
-    """The :class:`Condition` for ``test`` if evaluating it as a ``bool`` reads the device."""
+    """The :class:`Condition` for ``test`` if evaluating it as a ``bool`` reads the device.
+
+    None as well when every tensor it reads certainly lives on the CPU (tokenizer output,
+    ``device="cpu"``, ``.cpu()`` results): no device to wait for."""
+    from ._host import host_only  # _host imports _scalars, which this module's users load
+
+    if host_only(analysis, test):
+        return None
     translator = _Translator(analysis)
     part = translator.test(test)
     if not part.device:

@@ -43,6 +43,58 @@ def host_transfer(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
     return method
 
 
+#: Methods whose result stays where the receiver is (besides T.SAME_DEVICE_METHODS).
+_KEEPS_DEVICE = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "abs", "prod", "norm", "eq",
+    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "numel", "argmax", "argmin",
+    "logical_not", "bool", "nonzero", "std", "var", "count_nonzero",
+})
+#: Tokenizer methods that return tensors when called with ``return_tensors="pt"``.
+_TOKENIZER_METHODS = frozenset({"encode", "encode_plus", "batch_encode_plus", "__call__",
+                                "apply_chat_template", "pad"})
+#: Predicates of torch whose result is on the device of their arguments.
+_TORCH_PREDICATES = frozenset({"torch.equal", "torch.allclose", "torch.isclose",
+                               "torch.isnan", "torch.isinf", "torch.isfinite", "torch.any",
+                               "torch.all", "torch.sum", "torch.logical_not", "torch.eq",
+                               "torch.ne", "torch.gt", "torch.lt", "torch.ge", "torch.le"})
+
+
+def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    """Whether evaluating ``expr`` (a condition, a comparison, a predicate) touches only
+    tensors certainly in host memory, with at least one such tensor: tokenizer output,
+    ``torch.zeros(n, device="cpu")``, ``out.cpu()``. Reading it waits for no device."""
+    found = [False]
+
+    def check(node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.BooleanOperation):
+            return check(node.left) and check(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return check(node.expression)
+        if isinstance(node, cst.Comparison):
+            return check(node.left) and all(check(c.comparator) for c in node.comparisons)
+        if isinstance(node, cst.BinaryOperation):
+            return check(node.left) and check(node.right)
+        if isinstance(node, cst.Call) and analysis.md.qualified_names(node.func) & (
+                _TORCH_PREDICATES):
+            return all(check(a.value) for a in node.args if a.keyword is None)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                call_name(node) in _KEEPS_DEVICE or call_name(node) in T.SAME_DEVICE_METHODS):
+            return check(node.func.value)  # (ids > 5).any(), torch.isfinite(ids).all()
+        read = analysis.host_read(node)
+        if read is not None:
+            node = read.tensor
+        if analysis.kind(node) is Kind.TENSOR or _made_on_host(analysis, node, 0):
+            if not _made_on_host(analysis, node, 0):
+                return False
+            found[0] = True
+            return True
+        return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
+                                 cst.Attribute, cst.Subscript)) and \
+            analysis.kind(node) is Kind.HOST
+
+    return check(expr) and found[0]
+
+
 def certainly_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` is certainly a CPU tensor (or numpy array): reading it waits for
     no device. See :func:`_made_on_host`."""
@@ -60,14 +112,19 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         if value is None:
             value = _iterated(analysis, expr)
         return value is not None and _made_on_host(analysis, value, depth + 1)
-    if isinstance(expr, cst.Subscript):
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        # ids[:, :77], inputs["input_ids"], inputs.input_ids, ids.T: where ids is
         return _made_on_host(analysis, expr.value, depth + 1)
     if not isinstance(expr, cst.Call):
         return False
+    if _is_tokenizer_call(analysis, expr):
+        return True
     qualified = analysis.md.qualified_names(expr.func)
     if qualified & _CPU_FACTORIES:
         device = keyword_arg(expr, "device")
-        return device is None or _is_cpu(analysis, device)
+        if device is None:
+            return not _default_device_changed(analysis)
+        return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
         return _made_on_host(analysis, expr.args[0].value, depth + 1)
     if isinstance(expr.func, cst.Attribute) and (
@@ -75,9 +132,39 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         or call_name(expr) == "to" and _moves_to_cpu(analysis, expr)
     ):
         return True
-    if isinstance(expr.func, cst.Attribute) and call_name(expr) in T.SAME_DEVICE_METHODS:
+    if isinstance(expr.func, cst.Attribute) and (
+            call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
         return _made_on_host(analysis, expr.func.value, depth + 1)
     return False
+
+
+def _default_device_changed(analysis: ModuleAnalysis) -> bool:
+    """Whether the module may make tensors on another device by default:
+    ``torch.set_default_device("cuda")``, ``with torch.device("cuda"):``. Then a factory
+    without ``device=`` is not known to make a CPU tensor."""
+    known = analysis.memo("host.default_device_changed")
+    if None not in known:
+        known[None] = any(
+            analysis.md.qualified_names(call.func) & {
+                "torch.set_default_device", "torch.set_default_tensor_type"}
+            or (isinstance(analysis.md.parent(call), cst.WithItem)
+                and analysis.md.qualified_names(call.func) & {"torch.device"})
+            for call in analysis.md.nodes(cst.Call))
+    return bool(known[None])
+
+
+def _is_tokenizer_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """``tokenizer(text, return_tensors="pt")``, ``self.tokenizer_2.encode(...,
+    return_tensors="pt")``: Hugging Face tokenizers make CPU tensors."""
+    tensors = keyword_arg(call, "return_tensors")
+    if not (isinstance(tensors, cst.SimpleString) and tensors.evaluated_value == "pt"):
+        return False
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _TOKENIZER_METHODS:
+        func = func.value
+    name = func.attr.value if isinstance(func, cst.Attribute) else (
+        func.value if isinstance(func, cst.Name) else "")
+    return "tokenizer" in name.lower() or "processor" in name.lower()
 
 
 def _iterated(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:

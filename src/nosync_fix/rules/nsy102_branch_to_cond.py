@@ -22,6 +22,13 @@ class BranchToCond(Rule):
     a branch passes through unchanged is returned as `.clone()`, since torch.cond rejects
     outputs that alias its inputs.
 
+    The fix is offered only in code the file compiles: a function decorated with or passed
+    to `torch.compile`, or the `forward` of a module class whose instance is passed to
+    `torch.compile` (or `.compile()`d) in the same file. Elsewhere the branch is reported
+    without a fix: in eager mode `torch.cond` traces its branches on every call, and a
+    forward and backward pass of torchtune's KL distillation loss went from 0.23 ms to
+    72 ms on a CPU; building the branches once does not help (`benchmarks/cond_eager_cost.py`).
+
     ## Why is this slow?
     `if` on a device value makes the host wait for the device and splits a compiled graph
     in two. `torch.cond` keeps both branches in one graph and runs only the one taken.
@@ -39,6 +46,7 @@ class BranchToCond(Rule):
         return x
 
 
+    compiled_clip = torch.compile(clip)  # what the training loop calls
     y = clip(torch.tensor([3.0, 4.0]), 1.0)
     print(y)
     ```
@@ -60,22 +68,24 @@ class BranchToCond(Rule):
         return x
 
 
+    compiled_clip = torch.compile(clip)  # what the training loop calls
     y = clip(torch.tensor([3.0, 4.0]), 1.0)
     print(y)
     ```
 
     ## Fix safety
     Always unsafe. `torch.cond` removes the graph break, but Inductor still reads the
-    predicate on the host (one sync per call), and in eager mode `torch.cond` traces its
-    branches with Dynamo on the first call. Both branches must return the same structure,
-    shapes and dtypes, and may not mutate their inputs or return views of them: where the
-    original got away with different shapes on the two paths, `torch.cond` raises. The
-    operands are evaluated before the call (a name a branch reads must be bound before the
-    `if`), and every output is a new tensor. Host values the branches read (`max_norm`
-    above) are reached by closure: under `torch.compile` they must not change between
-    calls, since torch.cond cannot take a Python float that Dynamo has made dynamic (the
-    message names them). Dropping `.item()` from the predicate has the same edges as in
-    NSY101 (thresholds rounded to the tensor's dtype).
+    predicate on the host (one sync per call). A call of the function that does not go
+    through `torch.compile` runs `torch.cond` eagerly, which traces the branches with Dynamo
+    every time: hundreds of times slower than the `if` (see above). Both branches must
+    return the same structure, shapes and dtypes, and may not mutate their inputs or return
+    views of them: where the original got away with different shapes on the two paths,
+    `torch.cond` raises. The operands are evaluated before the call (a name a branch reads
+    must be bound before the `if`), and every output is a new tensor. Host values the
+    branches read (`max_norm` above) are reached by closure: under `torch.compile` they must
+    not change between calls, since torch.cond cannot take a Python float that Dynamo has
+    made dynamic (the message names them). Dropping `.item()` from the predicate has the
+    same edges as in NSY101 (thresholds rounded to the tensor's dtype).
 
     Autograd: the output of `torch.cond` is differentiable with respect to the operands
     of both branches. Where one branch returns a constant (`return torch.tensor(0.0)`,
@@ -91,8 +101,9 @@ class BranchToCond(Rule):
 
     ## When not to apply
     When the branches are cheap and pure, NSY101's `torch.where` has no sync at all. When
-    the code is not compiled: in eager mode `torch.cond` still synchronizes and adds
-    tracing overhead.
+    the function is also called without `torch.compile` (the compiled wrapper is only
+    used for training, the plain function for evaluation): in eager mode `torch.cond`
+    still synchronizes and traces its branches on every call.
     """
 
     code = COND

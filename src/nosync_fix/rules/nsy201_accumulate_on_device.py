@@ -190,7 +190,8 @@ class AccumulateOnDevice(Rule):
             return
         escape = self._meter_escape(func.value)
         if escape is not None:
-            self.report(node, f"`{short(node)}` reads the device every step (no automatic fix: "
+            self.report(node, f"`{short(node)}` reads the device {self._when(node)} (no automatic "
+                              "fix: "
                               f"{escape}, and the meter would then hand on tensors, not "
                               "numbers; keep a device sum beside it and update the meter "
                               "once per epoch)")
@@ -207,9 +208,13 @@ class AccumulateOnDevice(Rule):
             elif read.how == "int" and family not in ("int", "bool"):
                 kept = method_call(kept, "long")
             rewrite = rewrite.replace(read.node, kept)
-        self.report(node, f"`{short(node)}` reads the device every step; pass the detached "
+        self.report(node, f"`{short(node)}` reads the device {self._when(node)}; pass the "
+                          "detached "
                           "tensor so that the meter sums on the device (unsafe: the meter "
                           "then holds tensors)", rewrite)
+
+    def _when(self, node: cst.CSTNode) -> str:
+        return self.analysis.loops.every_step(node)
 
     def _candidate(self, node: cst.CSTNode, target: cst.BaseExpression,
                    increment: cst.BaseExpression) -> None:
@@ -226,15 +231,18 @@ class AccumulateOnDevice(Rule):
             if self.analysis.kind(base) is Kind.TENSOR and isinstance(node, cst.AugAssign):
                 plan = self._tensor_accumulator(short(target), [_Accumulation(node, increment,
                                                                                reads)])
-                self.report(node, f"`{what}` reads the device every step to add to a tensor; "
+                self.report(node, f"`{what}` reads the device {self._when(node)} to add to a "
+                                  "tensor; "
                                   "add the detached value instead", plan.rewrite)
                 return
-            self.report(node, f"`{what}` reads the device every step; keep the sum in a "
+            self.report(node, f"`{what}` reads the device {self._when(node)}; keep the sum "
+                              "in a "
                               "tensor and read it once after the loop (no automatic fix: "
                               "the accumulator is not a local variable)")
             return
         plan = self._plan(target, loop)
-        message = (f"`{what}` reads the device every step; accumulate on the device and "
+        message = (f"`{what}` reads the device {self._when(node)}; accumulate on the "
+                   "device and "
                    "read once after the loop")
         if plan.rewrite is None:
             message += f" (no automatic fix: {plan.why_not})"

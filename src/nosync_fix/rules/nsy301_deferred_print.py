@@ -52,7 +52,9 @@ class DeferredPrint(Rule):
     for step in range(3):
         loss = ((weights - step) ** 2).sum()
         loss.backward()
-        deferred_print(fmt("step {} loss {:.4f} ({:.1f}%)", step, item(loss), item(loss) * 100))
+        deferred_print(
+            fmt("step {} loss {:.4f} ({:.1f}%)", step, item(loss), item(loss) * 100)
+        )
     ```
 
     ## Fix safety

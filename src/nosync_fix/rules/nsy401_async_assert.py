@@ -12,6 +12,7 @@ from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._branches import validation_guard
 from ._helpers import method_call, parenthesized, short, torch_ref
+from ._host import host_only
 from .base import Rule
 
 _COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
@@ -43,6 +44,15 @@ class AsyncAssert(Rule):
     becomes `torch._assert_async(~(x < 0).any(), "msg")`, not guarded by `__debug__`
     (a `raise` is not removed by `python -O`). `raise ValueError` without arguments keeps
     the class name as the message.
+
+    Only asserts in hot training code are rewritten: a module's `forward`, a compiled
+    function, a `*_step` function, or a loop of a function. Where the assert is the check
+    itself it keeps raising `AssertionError` at its line, and is not reported (with
+    `--all-paths`, reported without a fix): in a function that is no hot path, in a
+    function named as a check (`assert_close`, `_check_outputs`, `verify_export`), in a
+    module of a test folder (`tests/`, `testing/`) or a script named as a check
+    (`check_model.py`), and in module-level code outside a training loop (one whose body
+    calls `.backward()`, `.step()` or `.zero_grad()`).
 
     ## Why is this slow?
     `assert` calls `bool()` on its condition: the host waits until the device has
@@ -134,6 +144,8 @@ class AsyncAssert(Rule):
             self.report(node, verdict.message, verdict.rewrite)
 
     def visit_Assert(self, node: cst.Assert) -> None:
+        if host_only(self.analysis, node.test):
+            return  # CPU tensors only: the assert waits for no device
         condition = self._convert(node.test)
         if condition is None:
             if self._reads_device(node.test):
@@ -145,6 +157,14 @@ class AsyncAssert(Rule):
             return
         message = f"`{short(node)}` waits for the device: check it asynchronously with " \
                   "`torch._assert_async`"
+        checking = self._checking_code(node)
+        if checking is not None:
+            # Outside hot training code the assert is the check itself: it keeps raising
+            # AssertionError where it fails. Reported (without a fix) only with --all-paths.
+            if self.context.settings.all_paths:
+                self.report(node, message + f" (no automatic fix: {checking}, where an "
+                                            "`AssertionError` at this line is the point)")
+            return
         line = self.md.parent(node)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or not (
             isinstance(self.md.parent(line), (cst.IndentedBlock, cst.Module))
@@ -169,6 +189,26 @@ class AsyncAssert(Rule):
             leading_lines=line.leading_lines,
         )
         self.report(node, message, rewrite.replace(line, guarded))
+
+    def _checking_code(self, node: cst.Assert) -> str | None:
+        """Why ``node`` is checking code rather than hot training code, or None.
+
+        A check script, a test helper, module-level code of a script, a function that is
+        no hot path: there the assert is what the code is for, and it must keep raising
+        ``AssertionError`` at its line (a test runner or an ``except`` expects it).
+        """
+        if self.analysis.hot.reason(node) is None:
+            return "not on a hot path"
+        functions = [a for a in self.md.ancestors(node) if isinstance(a, cst.FunctionDef)]
+        for func in functions:
+            if _is_checker_name(func.name.value):
+                return f"`{func.name.value}` is a check"
+        if _is_checking_file(self.context.filename):
+            return "a test or check module"
+        if not functions and not any(_trains(loop)
+                                     for loop in self.analysis.loops.enclosing_loops(node)):
+            return "module-level code of a script, outside a training loop"
+        return None
 
     # -- the condition as a tensor ------------------------------------------------------------
 
@@ -337,6 +377,44 @@ class _DeviceFinder(cst.CSTVisitor):
                 "torch.equal", "torch.allclose", "torch.is_nonzero"}:
             self.found = True
         return not self.found
+
+
+#: First words of the names of functions and scripts that check rather than train:
+#: ``assert_close``, ``_check_outputs``, ``verify_conversion``, ``check_model.py``.
+_CHECK_WORDS = frozenset({"assert", "check", "checks", "verify", "compare", "expect",
+                          "sanity", "testing"})
+#: Folders of test code (helpers beside the ``test_*.py`` files).
+_TEST_FOLDERS = frozenset({"test", "tests", "testing", "unittests"})
+#: What a training loop's body calls.
+_TRAINING_CALLS = frozenset({"backward", "step", "zero_grad"})
+
+
+def _is_checker_name(name: str) -> bool:
+    return name.lstrip("_").split("_", 1)[0].lower() in _CHECK_WORDS
+
+
+def _is_checking_file(filename: str) -> bool:
+    """A module in a test folder, or a script named as a check (``check_grads.py``,
+    ``convert_and_verify.py`` is not: its first word is ``convert``)."""
+    parts = filename.replace("\\", "/").split("/")
+    if any(part in _TEST_FOLDERS for part in parts[:-1]):
+        return True
+    stem = parts[-1].removesuffix(".py")
+    return stem.endswith("_testing") or _is_checker_name(stem)
+
+
+def _trains(loop: cst.For | cst.While) -> bool:
+    """Whether ``loop``'s body calls ``.backward()``, ``.step()`` or ``.zero_grad()``."""
+    class Calls(cst.CSTVisitor):
+        found = False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING_CALLS:
+                self.found = True
+
+    calls = Calls()
+    loop.body.visit(calls)
+    return calls.found
 
 
 def _is_string_literal(expr: cst.BaseExpression) -> bool:

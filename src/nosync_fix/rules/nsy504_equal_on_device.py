@@ -9,6 +9,7 @@ from ..analysis.base import positional_args
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._helpers import method_call, parenthesized, short
+from ._host import host_only
 from ._owners import owner
 from ._scalars import TENSOR_ARITHMETIC, is_model_argument
 from .base import Rule
@@ -38,10 +39,11 @@ class EqualOnDevice(Rule):
     ```python
     import torch
 
-    target = torch.tensor([1, 2, 3])
-    scores = torch.tensor([0.5, 0.25, 0.25])
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    target = torch.tensor([1, 2, 3], device=device)
+    scores = torch.tensor([0.5, 0.25, 0.25], device=device)
     for step in range(3):
-        pred = torch.tensor([1, 2, step + 1])
+        pred = torch.tensor([1, 2, step + 1], device=device)
         bonus = scores * torch.equal(pred, target)
     print(bonus)
     ```
@@ -50,10 +52,11 @@ class EqualOnDevice(Rule):
     ```python
     import torch
 
-    target = torch.tensor([1, 2, 3])
-    scores = torch.tensor([0.5, 0.25, 0.25])
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    target = torch.tensor([1, 2, 3], device=device)
+    scores = torch.tensor([0.5, 0.25, 0.25], device=device)
     for step in range(3):
-        pred = torch.tensor([1, 2, step + 1])
+        pred = torch.tensor([1, 2, step + 1], device=device)
         bonus = scores * (pred.shape == target.shape and (pred == target).all())
     print(bonus)
     ```
@@ -73,9 +76,13 @@ class EqualOnDevice(Rule):
     Inside an `assert`, `torch.equal` is left to NSY401, which rewrites the whole
     condition.
 
+    Not reported when both tensors certainly live on the CPU (tokenizer output with
+    `return_tensors="pt"`, `device="cpu"`, `.cpu()` results): there is no device to
+    wait for.
+
     ## When not to apply
-    When the tensors live on the CPU (tokenizer output, `.cpu()` results): there
-    is no device to wait for, and nothing is gained. When the host needs the
+    When the tensors live on the CPU in a way the rule cannot see: there is no device
+    to wait for, and nothing is gained. When the host needs the
     answer anyway (to decide whether to save a checkpoint, for instance).
     """
 
@@ -89,8 +96,8 @@ class EqualOnDevice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         operands = self._operands(node)
-        if operands is None:
-            return
+        if operands is None or host_only(self.analysis, node):
+            return  # CPU tensors (tokenizer output, `.cpu()`): nothing to wait for
         found = owner(self.analysis, node)
         if found == "NSY401":
             return

@@ -93,7 +93,7 @@ class ExplicitSynchronize(Rule):
         if self.analysis.hot.reason(node) is None:
             return  # once, outside the training loop: harmless
         what = short(node)
-        when = "whenever it runs" if self._periodic(node) else "on every step"
+        when = "whenever it runs" if self.analysis.loops.periodic(node) else "on every step"
         if self._times(node):
             message = (f"`{what}` makes the host wait for the device {when}; it is "
                        "legitimate here only if it makes the timing around it correct; "
@@ -109,18 +109,6 @@ class ExplicitSynchronize(Rule):
                        "nothing here measures time: remove it (work on a stream already "
                        "runs in order)")
         self.report(node, message)
-
-    def _periodic(self, node: cst.Call) -> bool:
-        """Under an ``if`` inside the loop whose test takes a remainder (``step % 100 == 0``)."""
-        loop = self.analysis.loops.enclosing_loop(node)
-        for ancestor in self.md.ancestors(node):
-            if ancestor is loop or isinstance(ancestor, cst.FunctionDef):
-                return False
-            if isinstance(ancestor, cst.If) and any(
-                    isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
-                    for n, _ in walk(ancestor.test)):
-                return True
-        return False
 
     def _beside_collectives(self, node: cst.Call) -> bool:
         """Whether the enclosing function calls ``torch.distributed`` (a barrier, a collective)."""

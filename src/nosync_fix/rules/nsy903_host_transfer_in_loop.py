@@ -83,8 +83,10 @@ class HostTransferInLoop(Rule):
             return
         if owner(self.analysis, node) is not None or self._feeds_shape(node):
             return
-        self.report(node, f"`{short(node)}` copies to the host and waits for the device on "
-                          "every iteration: keep the values on the device (stack or "
+        when = "whenever it runs (every N steps)" if self.analysis.loops.periodic(node) \
+            else "on every iteration"
+        self.report(node, f"`{short(node)}` copies to the host and waits for the device "
+                          f"{when}: keep the values on the device (stack or "
                           "concatenate them) and copy once after the loop")
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -103,8 +105,10 @@ class HostTransferInLoop(Rule):
             return
         if not self._in_loop(node):
             return
+        when = "whenever it runs (every N steps)" if self.analysis.loops.periodic(node) \
+            else "on every iteration"
         self.report(node, f"`{short(node)}` copies a device value into a host buffer and "
-                          "waits for the device on every iteration: fill a tensor on the "
+                          f"waits for the device {when}: fill a tensor on the "
                           "device (`device=...`) or stack the values, and copy once after the "
                           "loop")
 

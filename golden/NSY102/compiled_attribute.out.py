@@ -1,0 +1,21 @@
+# golden: --unsafe-fixes
+# The loss is compiled where the recipe sets it up (`self.loss_fn = torch.compile(...)`):
+# its forward runs compiled, and the branch becomes torch.cond.
+import torch
+import torch.nn as nn
+
+
+class MaskedMean(nn.Module):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor):
+        total = mask.sum()
+        def _then(x, mask, total):
+            return torch.zeros((), dtype=x.dtype)
+        def _else(x, mask, total):
+            return (x * mask).sum() / total
+        return torch.cond(total == 0, _then, _else, (x, mask, total))
+
+
+class Recipe:
+    def __init__(self):
+        self.loss_fn = MaskedMean()
+        self.loss_fn = torch.compile(self.loss_fn)

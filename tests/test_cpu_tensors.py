@@ -1,0 +1,90 @@
+"""Tensors certainly in host memory are not "device values" (issue 20): tokenizer output,
+``device="cpu"`` factories and ``.cpu()`` copies get no sync finding."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from nosync_fix import check_code, fix_code
+
+LOOP = """
+import torch
+
+
+def run(model, loader, tokenizer, optimizer):
+    for x, text in loader:
+        out = model(x)
+        loss = out.sum()
+{body}
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def _codes(body: str) -> list[str]:
+    code = LOOP.format(body=textwrap.indent(textwrap.dedent(body).strip(), " " * 8))
+    return [f.code for f in check_code(code, unsafe_fixes=True)]
+
+
+@pytest.mark.parametrize("body", [
+    'ids = tokenizer(text, return_tensors="pt").input_ids\n'
+    'if not torch.equal(ids, ids[:, :77]):\n    print("long")',
+    'ids = tokenizer(text, return_tensors="pt")["input_ids"]\nassert (ids >= 0).all()',
+    'ids = tokenizer.encode(text, return_tensors="pt")\nif (ids == 0).any():\n    print("pad")',
+    'counts = torch.zeros(3, device="cpu")\nif counts.sum() > 0:\n    print("seen")',
+    'host = out.detach().cpu()\nassert torch.isfinite(host).all()',
+    'host = out.detach().to("cpu")\nif host.max() > 1:\n    print("big")',
+])
+def test_cpu_tensors_get_no_finding(body: str) -> None:
+    # NSY903 reports the copy `.cpu()` itself (it waits); nothing reports the reads after it.
+    assert [c for c in _codes(body) if c != "NSY903"] == []
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    ('ids = tokenizer(text, return_tensors="pt").input_ids.to(x.device)\n'
+     'assert torch.equal(ids, ids)', "NSY401"),
+    ('if (loss > 0).any():\n    print("positive")', "NSY103"),
+    ("assert torch.isfinite(loss)", "NSY401"),
+    ('counts = torch.zeros(3, device=x.device)\nif counts.sum() > 0:\n    print("seen")',
+     "NSY103"),
+])
+def test_device_tensors_still_get_one(body: str, code: str) -> None:
+    assert _codes(body) == [code]
+
+
+def test_long_prompts_still_run_after_the_fixer() -> None:
+    """SDXL's check: ids of different shapes. The fixer leaves it alone, so a prompt over
+    77 tokens still takes the branch instead of raising in `==`."""
+    torch = pytest.importorskip("torch")
+    source = textwrap.dedent("""
+        import torch
+
+
+        def truncated(tokenizer, prompts):
+            found = []
+            for prompt in prompts:
+                ids = tokenizer(prompt, max_length=77, return_tensors="pt").input_ids
+                untruncated_ids = tokenizer(prompt, return_tensors="pt").input_ids
+                if untruncated_ids.shape[-1] >= ids.shape[-1] and not torch.equal(
+                    ids, untruncated_ids
+                ):
+                    found.append(prompt)
+            return found
+    """)
+    fixed = fix_code(source, unsafe_fixes=True)
+    assert fixed.fixed == source and not fixed.findings
+
+    class Ids:
+        def __init__(self, ids):
+            self.input_ids = ids
+
+    def tokenizer(prompt, max_length=None, return_tensors=None):
+        ids = torch.arange(len(prompt.split())).unsqueeze(0)
+        return Ids(ids[:, :max_length] if max_length else ids)
+
+    namespace: dict = {}
+    exec(compile(fixed.fixed, "fixed", "exec"), namespace)
+    long_prompt = " ".join(["word"] * 100)
+    assert namespace["truncated"](tokenizer, ["short prompt", long_prompt]) == [long_prompt]
