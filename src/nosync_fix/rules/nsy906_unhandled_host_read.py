@@ -1,0 +1,247 @@
+"""NSY906 unhandled-host-read: the fallback finding."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import libcst as cst
+
+from ..analysis import Kind
+from ..analysis.base import call_name, dotted_name
+from ..prefilter import Signal
+from ._helpers import short
+from ._host import certainly_on_host, host_transfer
+from .base import Rule
+
+#: What each kind of read does, for the message.
+_WHAT = {
+    "item": "reads a device value into a Python number",
+    "tolist": "copies a device tensor into a Python list",
+    "float": "converts a device value to a Python float",
+    "int": "converts a device value to a Python int",
+    "bool": "converts a device value to a Python bool",
+    "cpu": "copies a tensor to the host",
+    "numpy": "copies a tensor to the host",
+    "to": "copies a tensor to the host",
+    "condition": "tests a device value for truth",
+    "format": "formats a device value as text",
+}
+#: The reads that also break a torch.compile graph (a copy to the host does not).
+_BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format"})
+
+
+class UnhandledHostRead(Rule):
+    """
+    ## What it does
+    Reports every host read of a device value on a hot path that no other rule
+    reports: `.item()`, `float(t)`, `int(t)`, `bool(t)`, `.tolist()`, copies to
+    the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
+    (`if t:`, `x if t else y`, `assert t`) and a tensor formatted into text
+    (`f"{t:.3f}"`). The message says what the read is and why no fix is
+    offered: its result is never used, it is handed to a call nosync-fix does
+    not know (`logger.warning_once(...)`, a helper of your own), it is returned,
+    or no rule recognises how its value is used.
+
+    It is the fallback: a read that another rule reports (fixed or not) is left
+    to that rule, even when the other rule is not selected or its finding is
+    suppressed with `noqa`, so that each read is reported once. No read on a
+    hot path goes unreported.
+
+    ## Why is this slow?
+    Reading a device value makes the host wait for everything queued before
+    it, and under `torch.compile` it splits the graph. A linter that stays
+    silent about such a read lets the user believe the loop is clean.
+
+    ## Example
+    ```python
+    import torch
+
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(()))
+
+        def forward(self, x):
+            v = self.scale.item()
+            return x * self.scale
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(()))
+
+        def forward(self, x):
+            return x * self.scale
+    ```
+
+    Delete reads whose value is not needed; keep values that are needed on the
+    device (return the tensor, pass it on, combine it with `torch.where`) and
+    read them once, where the host really needs the number.
+
+    ## Fix safety
+    There is no automatic fix: each of these reads feeds code that nosync-fix
+    cannot prove it may change.
+
+    ## When not to apply
+    When the read is deliberate and rare (once per epoch, behind a flag), or
+    the tensor is known to live on the CPU: suppress the line with
+    `# noqa: NSY906`.
+    """
+
+    code = "NSY906"
+    name = "unhandled-host-read"
+    summary = "A host read on a hot path that no other rule reports: what it is, why no fix"
+    fix_kind = "none"
+    cost = "sync"
+    #: The engine hands this rule the nodes the other rules report (:meth:`leftovers`).
+    fallback: ClassVar[bool] = True
+    triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
+                "if ", "while ", "assert ", "{")
+    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        #: (node, kind of read) of every read on a hot path, in source order.
+        self.sites: list[tuple[cst.CSTNode, str]] = []
+        self._seen: set[int] = set()
+
+    # -- collecting the reads ----------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        read = self.analysis.host_read(node)
+        if read is not None:
+            if not certainly_on_host(self.analysis, read.tensor):
+                self._site(node, read.how)
+            return
+        how = host_transfer(self.analysis, node) or self._copy_of_unknown(node)
+        if how is not None:
+            self._site(node, how)
+
+    def _copy_of_unknown(self, node: cst.Call) -> str | None:
+        """``x.cpu()`` / ``x.numpy()`` of a value of unknown kind in a torch module: these
+        methods without arguments are a tensor's (numpy arrays have neither ``cpu`` nor
+        ``numpy``)."""
+        method = call_name(node)
+        if method not in ("cpu", "numpy") or node.args or not isinstance(
+                node.func, cst.Attribute) or self.analysis.torch_name() is None:
+            return None
+        receiver = node.func.value
+        if self.analysis.kind(receiver) is not Kind.UNKNOWN or certainly_on_host(
+                self.analysis, receiver):
+            return None
+        if isinstance(receiver, cst.Call) and call_name(receiver) in ("cpu", "numpy", "detach"):
+            inner = receiver.func.value if isinstance(receiver.func, cst.Attribute) else None
+            if call_name(receiver) != "detach" or (
+                    isinstance(inner, cst.Call) and call_name(inner) == "cpu"):
+                return None  # only the first copy of `x.cpu().numpy()` counts
+        return method
+
+    def visit_If(self, node: cst.If) -> None:
+        self._condition(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._condition(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._condition(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._condition(node.test)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        # `t and x`, `t or x`: the left operand is tested for truth (the right one is the
+        # value of the expression); in a condition, `_condition` tests both.
+        self._condition(node.left)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._condition(node.expression)
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if self.analysis.kind(node.expression) is Kind.TENSOR:
+            self._site(node, "format")
+
+    def _condition(self, test: cst.BaseExpression) -> None:
+        # `a and b`: each operand is tested on its own.
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if isinstance(test, cst.BooleanOperation):
+            self._condition(test.left)
+            self._condition(test.right)
+            return
+        if self.analysis.kind(test) is Kind.TENSOR:
+            self._site(test, "condition")
+
+    def _site(self, node: cst.CSTNode, how: str) -> None:
+        if id(node) not in self._seen and self.analysis.is_hot(node):
+            self._seen.add(id(node))
+            self.sites.append((node, how))
+
+    # -- reporting what no other rule reports ------------------------------------------------
+
+    def leftovers(self, covered: Callable[[cst.CSTNode], bool]) -> None:
+        """Report the reads that ``covered`` (the engine's answer: does another rule report
+        this node?) says are nobody's."""
+        reported: list[cst.CSTNode] = []
+        for node, how in self.sites:
+            if covered(node) or any(self.md.is_ancestor(r, node) for r in reported):
+                continue
+            reported.append(node)
+            where = self.analysis.hot.reason(node) or "on a hot path"
+            cost = ("the host waits for the device, and torch.compile breaks the graph"
+                    if how in _BREAKS else "the host waits for the device")
+            self.report(node, f"`{short(node)}` {_WHAT[how]} {where}: {cost}. No fix is "
+                              f"offered: {self._why(node, how)}")
+
+    def _why(self, node: cst.CSTNode, how: str) -> str:
+        """Why no rule offers a fix, from how the read's value is used."""
+        if how == "condition":
+            return ("the test decides which code runs, in a form no rule can rewrite; "
+                    "compute both results and select with torch.where, or test on the host")
+        md = self.md
+        child: cst.CSTNode = node
+        parent = md.parent(node)
+        while isinstance(parent, (cst.FormattedStringExpression, cst.FormattedString,
+                                  cst.BinaryOperation, cst.UnaryOperation,
+                                  cst.ConcatenatedString)) or (
+                # a method chain on the value: `x.cpu().numpy()`, `t.tolist()[0]`
+                isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is child
+        ) or (isinstance(parent, cst.Call) and parent.func is child):
+            child, parent = parent, md.parent(parent)
+        if isinstance(parent, cst.Expr):
+            return "the value is never used; delete the read"
+        if isinstance(parent, cst.Arg):
+            call = md.parent(parent)
+            if isinstance(call, cst.Call):
+                name = dotted_name(call.func) or call_name(call) or short(call.func, 30)
+                return (f"it is passed to `{name}(...)`, which nosync-fix does not know how to "
+                        "defer or keep on the device; pass the tensor, or read it less often")
+        if isinstance(parent, cst.Return):
+            return ("it is returned, so the caller gets a Python value; return the tensor "
+                    "and read it where the host needs it")
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
+                parent.targets[0].target, cst.Name):
+            target = parent.targets[0].target
+            if not self._used(target):
+                return f"`{target.value}` is never used; delete the read"
+            return (f"`{target.value}` is used as a Python value in code no rule rewrites; "
+                    "keep it a tensor where it is used, or read it less often")
+        return ("no rule recognises how the value is used; keep it a tensor, or read it "
+                "less often")
+
+    def _used(self, name: cst.Name) -> bool:
+        scope = self.md.scope(name)
+        if scope is None:
+            return True
+        for assignment in scope.assignments[name.value]:
+            if getattr(assignment, "node", None) is name:
+                return bool(getattr(assignment, "references", True))
+        return True
