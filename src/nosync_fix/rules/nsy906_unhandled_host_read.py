@@ -27,6 +27,38 @@ _WHAT = {
     "condition": "tests a device value for truth",
     "format": "formats a device value as text",
 }
+#: Tensor methods that reduce to one number: formatting their result reads it.
+_REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "amax", "amin",
+                         "prod", "median", "logsumexp"})
+
+
+def _is_str_format(node: cst.Call) -> bool:
+    """``"...".format(...)``."""
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and (
+        isinstance(node.func.value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # type: ignore
+    """Whether ``parent`` only carries ``child``'s value on to where it is used: text made
+    from it (f-strings, ``%``, ``"...".format``), arithmetic, a method chain on it
+    (``x.cpu().numpy()``, ``t.tolist()[0]``), a tuple being formatted."""
+    if isinstance(parent, (cst.FormattedStringExpression, cst.FormattedString,
+                           cst.BinaryOperation, cst.UnaryOperation, cst.ConcatenatedString)):
+        return True
+    if isinstance(parent, (cst.Attribute, cst.Subscript)):
+        return parent.value is child
+    if isinstance(parent, cst.Call):
+        return parent.func is child or _is_str_format(parent)
+    if isinstance(parent, cst.Arg):
+        call = md.parent(parent)
+        return isinstance(call, cst.Call) and _is_str_format(call)
+    if isinstance(parent, (cst.Element, cst.Tuple)):
+        above = md.parent(parent)
+        return isinstance(above, cst.Tuple) or isinstance(parent, cst.Tuple) and isinstance(
+            above, cst.BinaryOperation)
+    return False
+
+
 #: The reads that also break a torch.compile graph (a copy to the host does not).
 _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format"})
 
@@ -112,10 +144,16 @@ class UnhandledHostRead(Rule):
         #: (node, kind of read) of every read on a hot path, in source order.
         self.sites: list[tuple[cst.CSTNode, str]] = []
         self._seen: set[int] = set()
+        #: Reads of values only plausibly tensors (``.item()`` beside numpy).
+        self._uncertain: set[int] = set()
 
     # -- collecting the reads ----------------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
+        if _is_str_format(node):
+            for arg in node.args:
+                self._formatted(arg.value, spec=True)
+            return
         read = self.analysis.host_read(node)
         if read is not None:
             if not certainly_on_host(self.analysis, read.tensor):
@@ -124,6 +162,14 @@ class UnhandledHostRead(Rule):
         how = host_transfer(self.analysis, node) or self._copy_of_unknown(node)
         if how is not None:
             self._site(node, how)
+            return
+        # `loss.item()` of a value of unknown kind beside `import numpy as np`: numpy has
+        # `.item()` and `.tolist()` too, so no rule may rewrite it, but a report may say so.
+        if call_name(node) in ("item", "tolist") and not node.args and isinstance(
+                node.func, cst.Attribute) and self.analysis.kind(node.func.value) is (
+                Kind.UNKNOWN) and self.analysis.tensors.plausible_tensor(node.func.value):
+            self._uncertain.add(id(node))
+            self._site(node, call_name(node) or "item")
 
     def _copy_of_unknown(self, node: cst.Call) -> str | None:
         """``x.cpu()`` / ``x.numpy()`` of a value of unknown kind in a torch module: these
@@ -166,8 +212,29 @@ class UnhandledHostRead(Rule):
             self._condition(node.expression)
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
-        if self.analysis.kind(node.expression) is Kind.TENSOR:
-            self._site(node, "format")
+        self._formatted(node.expression, spec=node.format_spec is not None, site=node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # `"%.3f" % t`, `"%s, %s" % (a, t)`
+        if isinstance(node.operator, cst.Modulo) and isinstance(
+                node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            values = node.right.elements if isinstance(node.right, cst.Tuple) else [node.right]
+            for value in values:
+                self._formatted(getattr(value, "value", value), spec=True)
+
+    def _formatted(self, value: cst.BaseExpression, spec: bool,
+                   site: cst.CSTNode | None = None) -> None:
+        """A value formatted into text: a read when it is a tensor (``Tensor.__format__``
+        calls ``.item()`` on a one-element tensor). With a format spec (a number is
+        expected) a reduction of a value of unknown kind in a torch module without an
+        array library counts too: ``f"{x.abs().max():.1f}"``."""
+        kind = self.analysis.kind(value)
+        if kind is Kind.TENSOR or spec and kind is Kind.UNKNOWN and (
+                isinstance(value, cst.Call) and call_name(value) in _REDUCTIONS
+                and not value.args and isinstance(value.func, cst.Attribute)
+                and self.analysis.tensors.unknown_read_rewritable(value.func.value)):
+            if not certainly_on_host(self.analysis, value):
+                self._site(site or value, "format")
 
     def _condition(self, test: cst.BaseExpression) -> None:
         # `a and b`: each operand is tested on its own.
@@ -198,7 +265,12 @@ class UnhandledHostRead(Rule):
             where = self.analysis.hot.reason(node) or "on a hot path"
             cost = ("the host waits for the device, and torch.compile breaks the graph"
                     if how in _BREAKS else "the host waits for the device")
-            self.report(node, f"`{short(node)}` {_WHAT[how]} {where}: {cost}. No fix is "
+            what = _WHAT[how]
+            if id(node) in self._uncertain and isinstance(node, cst.Call) and isinstance(
+                    node.func, cst.Attribute):
+                what += (f" (if `{short(node.func.value, 30)}` is a tensor; numpy values "
+                         f"have `.{how}()` too)")
+            self.report(node, f"`{short(node)}` {what} {where}: {cost}. No fix is "
                               f"offered: {self._why(node, how)}")
 
     def _why(self, node: cst.CSTNode, how: str) -> str:
@@ -209,12 +281,7 @@ class UnhandledHostRead(Rule):
         md = self.md
         child: cst.CSTNode = node
         parent = md.parent(node)
-        while isinstance(parent, (cst.FormattedStringExpression, cst.FormattedString,
-                                  cst.BinaryOperation, cst.UnaryOperation,
-                                  cst.ConcatenatedString)) or (
-                # a method chain on the value: `x.cpu().numpy()`, `t.tolist()[0]`
-                isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is child
-        ) or (isinstance(parent, cst.Call) and parent.func is child):
+        while parent is not None and _passes_value_on(md, child, parent):
             child, parent = parent, md.parent(parent)
         if isinstance(parent, cst.Expr):
             return "the value is never used; delete the read"
