@@ -10,6 +10,7 @@ import libcst as cst
 from ..analysis import Kind
 from ..analysis.base import call_name, dotted_name
 from ..prefilter import Signal
+from ._device import dtype_family
 from ._helpers import short
 from ._host import certainly_on_host, host_transfer
 from .base import Rule
@@ -26,6 +27,7 @@ _WHAT = {
     "to": "copies a tensor to the host",
     "condition": "tests a device value for truth",
     "format": "formats a device value as text",
+    "mask": "assigns through a boolean mask (the selected elements are counted first)",
 }
 #: Tensor methods that reduce to one number: formatting their result reads it.
 _REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "amax", "amin",
@@ -69,9 +71,10 @@ class UnhandledHostRead(Rule):
     Reports every host read of a device value on a hot path that no other rule
     reports: `.item()`, `float(t)`, `int(t)`, `bool(t)`, `.tolist()`, copies to
     the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
-    (`if t:`, `x if t else y`, `assert t`) and a tensor formatted into text
-    (`f"{t:.3f}"`). The message says what the read is and why no fix is
-    offered: its result is never used, it is handed to a call nosync-fix does
+    (`if t:`, `x if t else y`, `assert t`), a tensor formatted into text
+    (`f"{t:.3f}"`, `"{:.3f}".format(t)`, `"%.3f" % t`) and an assignment
+    through a boolean mask (`x[mask] = 0`). The message says what the read is
+    and why no fix is offered: its result is never used, it is handed to a call nosync-fix does
     not know (`logger.warning_once(...)`, a helper of your own), it is returned,
     or no rule recognises how its value is used.
 
@@ -137,7 +140,7 @@ class UnhandledHostRead(Rule):
     fallback: ClassVar[bool] = True
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
                 "if ", "while ", "assert ", "{")
-    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE
+    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE | Signal.DATA_DEPENDENT
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
@@ -201,6 +204,24 @@ class UnhandledHostRead(Rule):
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self._condition(node.test)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._masked_store(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._masked_store(node.target)
+
+    def _masked_store(self, target: cst.BaseExpression) -> None:
+        """``x[mask] = v``: ``index_put_`` with a boolean mask turns it into indices first."""
+        if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+            return
+        index = target.slice[0].slice
+        if not isinstance(index, cst.Index) or self.analysis.kind(target.value) is not (
+                Kind.TENSOR) or self.analysis.kind(index.value) is not Kind.TENSOR:
+            return
+        if dtype_family(self.analysis, index.value) == "bool" or isinstance(
+                index.value, cst.Comparison):
+            self._site(target, "mask")
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         # `t and x`, `t or x`: the left operand is tested for truth (the right one is the
@@ -275,6 +296,10 @@ class UnhandledHostRead(Rule):
 
     def _why(self, node: cst.CSTNode, how: str) -> str:
         """Why no rule offers a fix, from how the read's value is used."""
+        if how == "mask":
+            return ("no rule rewrites assignments through a mask yet; "
+                    "`x.masked_fill_(mask, value)` (a scalar value) or "
+                    "`x.copy_(torch.where(mask, value, x))` keeps the shape and does not wait")
         if how == "condition":
             return ("the test decides which code runs, in a form no rule can rewrite; "
                     "compute both results and select with torch.where, or test on the host")
