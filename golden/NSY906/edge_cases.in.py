@@ -20,6 +20,7 @@ def train(model, loader, gate):
         # Assignments through a mask; an integer index is no mask.
         out[out < 0] = 0.0
         out[0] = 1.0
+        model.eval().cpu()  # a module, not a tensor
         history.append((flag, arrays, n, k, cpu_total))
     return history
 

@@ -34,6 +34,11 @@ _REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "ama
                          "prod", "median", "logsumexp"})
 
 
+#: Methods of nn.Module that return the module itself.
+_MODULE_CHAIN = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
+                           "bfloat16", "requires_grad_", "share_memory", "to_empty"})
+
+
 def _is_str_format(node: cst.Call) -> bool:
     """``"...".format(...)``."""
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and (
@@ -184,7 +189,7 @@ class UnhandledHostRead(Rule):
             return None
         receiver = node.func.value
         if self.analysis.kind(receiver) is not Kind.UNKNOWN or certainly_on_host(
-                self.analysis, receiver):
+                self.analysis, receiver) or self._module(receiver):
             return None
         if isinstance(receiver, cst.Call) and call_name(receiver) in ("cpu", "numpy", "detach"):
             inner = receiver.func.value if isinstance(receiver.func, cst.Attribute) else None
@@ -192,6 +197,23 @@ class UnhandledHostRead(Rule):
                     isinstance(inner, cst.Call) and call_name(inner) == "cpu"):
                 return None  # only the first copy of `x.cpu().numpy()` counts
         return method
+
+    def _module(self, expr: cst.BaseExpression) -> bool:
+        """An nn.Module, maybe through its own chained methods (``net.eval().cpu()``)."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
+                expr.func.attr.value in _MODULE_CHAIN):
+            if expr.func.attr.value in ("eval", "train"):  # tensors have neither
+                return True
+            expr = expr.func.value
+        if self.analysis.tensors.is_module(expr):
+            return True
+        # A name that is also called (`model(x)`) is a module (or a function), no tensor.
+        scope = self.md.scope(expr) if isinstance(expr, cst.Name) else None
+        if scope is None:
+            return False
+        return any(isinstance(self.md.parent(access.node), cst.Call)
+                   and self.md.parent(access.node).func is access.node  # type: ignore
+                   for access in scope.accesses[expr.value])
 
     def visit_If(self, node: cst.If) -> None:
         self._condition(node.test)
