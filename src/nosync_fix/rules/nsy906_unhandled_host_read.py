@@ -338,6 +338,10 @@ class UnhandledHostRead(Rule):
                 name = dotted_name(call.func) or call_name(call) or short(call.func, 30)
                 return (f"it is passed to `{name}(...)`, which nosync-fix does not know how to "
                         "defer or keep on the device; pass the tensor, or read it less often")
+        if isinstance(parent, cst.AugAssign):
+            return (f"it is accumulated on the host (`{short(parent.target, 30)}`), in a form "
+                    "NSY201 cannot prove it may move to the device; accumulate a detached "
+                    "tensor and read it once")
         if isinstance(parent, cst.Return):
             return ("it is returned, so the caller gets a Python value; return the tensor "
                     "and read it where the host needs it")
