@@ -34,6 +34,16 @@ def train_step(model, x):
     return loss.item()
 
 
+def fit(model, batches, best):
+    for x in batches:
+        loss = torch.nn.functional.mse_loss(model(x), x)
+        loss.backward()
+        if loss.item() < best:  # a running minimum with a break: no other rule reports it
+            best = loss.item()
+            break
+    return best
+
+
 def record(value):
     pass
 

@@ -34,6 +34,17 @@ _REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "ama
                          "prod", "median", "logsumexp"})
 
 
+def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    expr.visit(Calls())
+    return found
+
+
 #: Methods of nn.Module that return the module itself.
 _MODULE_CHAIN = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
                            "bfloat16", "requires_grad_", "share_memory", "to_empty"})
@@ -50,7 +61,8 @@ def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # ty
     from it (f-strings, ``%``, ``"...".format``), arithmetic, a method chain on it
     (``x.cpu().numpy()``, ``t.tolist()[0]``), a tuple being formatted."""
     if isinstance(parent, (cst.FormattedStringExpression, cst.FormattedString,
-                           cst.BinaryOperation, cst.UnaryOperation, cst.ConcatenatedString)):
+                           cst.BinaryOperation, cst.UnaryOperation, cst.ConcatenatedString,
+                           cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation)):
         return True
     if isinstance(parent, (cst.Attribute, cst.Subscript)):
         return parent.value is child
@@ -308,13 +320,39 @@ class UnhandledHostRead(Rule):
             where = self.analysis.hot.reason(node) or "on a hot path"
             cost = ("the host waits for the device, and torch.compile breaks the graph"
                     if how in _BREAKS else "the host waits for the device")
+            test = self._test_reading_the_same(node)
+            if test is not None:
+                cost = (f"`if {short(test, 40)}:` has just waited for the same value, so this "
+                        "second read waits for little, but it still copies it again"
+                        + (" and breaks the graph" if how in _BREAKS else ""))
             what = _WHAT[how]
             if id(node) in self._uncertain and isinstance(node, cst.Call) and isinstance(
                     node.func, cst.Attribute):
                 what += (f" (if `{short(node.func.value, 30)}` is a tensor; numpy values "
                          f"have `.{how}()` too)")
+            why = ("read the number once before the `if` and use it in both places"
+                   if test is not None else self._why(node, how))
             self.report(node, f"`{short(node)}` {what} {where}: {cost}. No fix is "
-                              f"offered: {self._why(node, how)}")
+                              f"offered: {why}")
+
+    def _test_reading_the_same(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The test of an enclosing ``if`` that reads the same tensor as the read ``node``
+        (``if val_loss.item() < best: best = val_loss.item()``), if there is one."""
+        read = self.analysis.host_read(node)
+        if read is None:
+            return None
+        text = self.md.code(read.tensor)
+        previous = node
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.For, cst.While)):
+                return None
+            if isinstance(ancestor, cst.If) and previous is not ancestor.test:
+                for candidate in _calls_in(ancestor.test):
+                    found = self.analysis.host_read(candidate)
+                    if found is not None and self.md.code(found.tensor) == text:
+                        return ancestor.test
+            previous = ancestor
+        return None
 
     def _why(self, node: cst.CSTNode, how: str) -> str:
         """Why no rule offers a fix, from how the read's value is used."""
@@ -332,6 +370,9 @@ class UnhandledHostRead(Rule):
             child, parent = parent, md.parent(parent)
         if isinstance(parent, cst.Expr):
             return "the value is never used; delete the read"
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and child is parent.test:
+            return ("the test decides which code runs, in a form no rule can rewrite; "
+                    "compute both results and select with torch.where, or test less often")
         if isinstance(parent, cst.Arg):
             call = md.parent(parent)
             if isinstance(call, cst.Call):
