@@ -13,7 +13,9 @@ For one source text the engine
    that cannot matter are left out, their lines kept); when a finding there needs
    its fix applied or its edits, the whole text is analysed instead;
 3. runs the remaining rules in one batched traversal and keeps the findings on
-   hot paths that no ``noqa`` comment suppresses;
+   hot paths that no ``noqa`` comment suppresses; a fallback rule (NSY906) is then
+   handed what the other rules reported (suppressed or not, selected or not: with a
+   fallback selected, every rule runs) and reports the reads nobody else did;
 4. when fixing: applies the rewrites that do not overlap, adds the imports they
    need (``AddImportsVisitor``) and removes those they leave unused
    (``RemoveImportsVisitor``), checks that the result parses and compiles, and
