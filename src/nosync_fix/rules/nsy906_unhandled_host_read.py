@@ -9,6 +9,7 @@ import libcst as cst
 
 from ..analysis import Kind
 from ..analysis.base import call_name, dotted_name
+from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
 from ._helpers import short
@@ -187,7 +188,9 @@ class UnhandledHostRead(Rule):
         # `.item()` and `.tolist()` too, so no rule may rewrite it, but a report may say so.
         if call_name(node) in ("item", "tolist") and not node.args and isinstance(
                 node.func, cst.Attribute) and self.analysis.kind(node.func.value) is (
-                Kind.UNKNOWN) and self.analysis.tensors.plausible_tensor(node.func.value):
+                Kind.UNKNOWN) and self.analysis.tensors.plausible_tensor(node.func.value) and (
+                not on_host(self.md, node.func.value)) and not certainly_on_host(
+                self.analysis, node.func.value):
             self._uncertain.add(id(node))
             self._site(node, call_name(node) or "item")
 
