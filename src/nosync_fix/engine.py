@@ -13,7 +13,9 @@ For one source text the engine
    that cannot matter are left out, their lines kept); when a finding there needs
    its fix applied or its edits, the whole text is analysed instead;
 3. runs the remaining rules in one batched traversal and keeps the findings on
-   hot paths that no ``noqa`` comment suppresses;
+   hot paths that no ``noqa`` comment suppresses; a fallback rule (NSY906) is then
+   handed what the other rules reported (suppressed or not, selected or not: with a
+   fallback selected, every rule runs) and reports the reads nobody else did;
 4. when fixing: applies the rewrites that do not overlap, adds the imports they
    need (``AddImportsVisitor``) and removes those they leave unused
    (``RemoveImportsVisitor``), checks that the result parses and compiles, and
@@ -93,8 +95,16 @@ def process_source(
         return _failed(filename, original, source, failure, "utf-8")
     if rules is None:
         rules = settings.rules_for(filename)
+    selected = frozenset(rule.code for rule in rules)
+    if any(rule.fallback for rule in rules):
+        # The fallback reports what no other rule reports: every rule runs, and the
+        # findings of those not selected only tell it what is covered.
+        from .rules import all_rules
+
+        rules = all_rules()
     try:
-        return _process(text, encoding, source, filename, settings, rules, fix, with_edits)
+        return _process(text, encoding, source, filename, settings, rules, selected, fix,
+                        with_edits)
     except _FileFailure as failure:
         return _failed(filename, text, source, failure, encoding)
     except RecursionError:
@@ -152,7 +162,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def _process(text: str, encoding: str, source: bytes | str, filename: str, settings: Settings,
-             rules: Sequence[type[Rule]], fix: bool, with_edits: bool) -> FixResult:
+             rules: Sequence[type[Rule]], selected: frozenset[str], fix: bool,
+             with_edits: bool) -> FixResult:
     def result(findings: Sequence[Finding] = (), applied: Sequence[Finding] = (),
                fixed: str = text) -> FixResult:
         fixed_bytes = (source if isinstance(source, bytes) else source.encode(encoding)) if (
@@ -173,15 +184,17 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
     if suppressions.suppresses_all_of_file():
         return result()
     with _recursion_limit_for(nesting_depth(tree)):
-        findings = _findings_of_slice(text, tree, found, filename, settings, live, suppressions)
+        findings = _findings_of_slice(text, tree, found, filename, settings, live, selected,
+                                      suppressions)
         if findings is not None and not _needs_whole_text(findings, settings, fix, with_edits):
             return result(findings)
-        return _analyse(text, tree, encoding, filename, settings, rules, live, suppressions,
-                        fix, with_edits, result)
+        return _analyse(text, tree, encoding, filename, settings, rules, live, selected,
+                        suppressions, fix, with_edits, result)
 
 
 def _findings_of_slice(text: str, tree: ast.Module, found: prefilter.Scan | None,
                        filename: str, settings: Settings, live: list[type[Rule]],
+                       selected: frozenset[str],
                        suppressions: Suppressions) -> list[Finding] | None:
     """The findings of the live rules on the part of ``text`` they can act on
     (:mod:`nosync_fix.slicing`); None when that is the whole text."""
@@ -195,8 +208,8 @@ def _findings_of_slice(text: str, tree: ast.Module, found: prefilter.Scan | None
     except _FileFailure:  # let the whole text decide what to report
         return None
     source = Source(tree)  # the slice keeps every line where it was
-    return [f.finding for f in _run_rules(module, filename, settings, live, suppressions,
-                                          source)[1]]
+    return [f.finding for f in _run_rules(module, filename, settings, live, selected,
+                                          suppressions, source)[1]]
 
 
 def _needs_whole_text(findings: Sequence[Finding], settings: Settings, fix: bool,
@@ -217,15 +230,16 @@ def _applicable(settings: Settings) -> set[Applicability]:
 
 
 def _analyse(text: str, tree: ast.Module, encoding: str, filename: str, settings: Settings,
-             rules: Sequence[type[Rule]], live: list[type[Rule]], suppressions: Suppressions,
-             fix: bool, with_edits: bool, result: Callable[..., FixResult]) -> FixResult:
+             rules: Sequence[type[Rule]], live: list[type[Rule]], selected: frozenset[str],
+             suppressions: Suppressions, fix: bool, with_edits: bool,
+             result: Callable[..., FixResult]) -> FixResult:
     module = parse(text)
     current = text
     applied: list[Finding] = []
     allowed = _applicable(settings)
     for pass_number in range(MAX_PASSES + 1):
-        analysis, found = _run_rules(module, filename, settings, live, suppressions,
-                                     Source(tree))
+        analysis, found = _run_rules(module, filename, settings, live, selected,
+                                     suppressions, Source(tree))
         fixable = [f for f in found
                    if f.report.rewrite is not None and f.report.rewrite.applicability in allowed]
         if not fix or not fixable:
@@ -468,17 +482,28 @@ def _need(rule: type[Rule], settings: Settings) -> prefilter.Need:
 
 
 def _run_rules(module: cst.Module, filename: str, settings: Settings,
-               rules: Sequence[type[Rule]], suppressions: Suppressions,
+               rules: Sequence[type[Rule]], selected: frozenset[str], suppressions: Suppressions,
                source: Source | None = None) -> tuple[ModuleAnalysis, list[_Found]]:
+    """The findings of the ``selected`` rules among ``rules`` (the others run only to tell a
+    fallback rule what they report)."""
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     analysis = ModuleAnalysis(wrapper, settings.hot_functions,
                               test_module=is_test_file_name(filename), source=source)
     context = RuleContext(analysis, settings, filename)
     instances = [rule(context) for rule in rules]
     visit_batched(wrapper, instances, analysis.md.walk_order)
+    fallbacks = [instance for instance in instances
+                 if instance.fallback and instance.code in selected]
+    if fallbacks:
+        covered = _covered_by([report for instance in instances if not instance.fallback
+                               for report in instance.reports], analysis)
+        for instance in fallbacks:
+            instance.leftovers(covered)
     found: list[_Found] = []
     seen: set[tuple[str, int]] = set()
     for instance in instances:
+        if instance.code not in selected:
+            continue
         for report in instance.reports:
             if report.rule.hot_paths_only and not settings.all_paths and not (
                 analysis.hot.is_hot(report.node)
@@ -498,6 +523,32 @@ def _run_rules(module: cst.Module, filename: str, settings: Settings,
             found.append(_Found(report, finding))
     found.sort(key=lambda f: f.finding.sort_key())
     return analysis, found
+
+
+def _covered_by(reports: Sequence[Report],
+                analysis: ModuleAnalysis) -> Callable[[cst.CSTNode], bool]:
+    """Whether a node is covered by one of ``reports``, suppressed or not, hot or not: it is
+    (or is inside) a reported node in the same statement (a reported ``if`` covers its
+    test, not its body), or inside a node that a report's rewrite replaces."""
+    md = analysis.md
+    marked = {id(report.node) for report in reports}
+    replaced = {id(node) for report in reports if report.rewrite is not None
+                for how, node in report.rewrite.targets if how == "replace"}
+
+    def covered(node: cst.CSTNode) -> bool:
+        if id(node) in marked or id(node) in replaced:
+            return True
+        statement = md.statement_of(node)
+        for ancestor in md.ancestors(node):
+            if id(ancestor) in replaced:
+                return True
+            if id(ancestor) in marked and (
+                    statement is None or ancestor is statement or md.is_ancestor(statement,
+                                                                               ancestor)):
+                return True
+        return False
+
+    return covered
 
 
 def visit_batched(wrapper: cst.MetadataWrapper, rules: Sequence[Rule],

@@ -103,10 +103,10 @@ class MaybeTensors:
         collector = _Collector(self)
         collector.visit(tree)
         #: whether the analysis may take ``x.item()`` / ``x.tolist()`` of an unknown ``x``
-        #: for a read (``unknown_read_rewritable``): the file imports a torch library and
-        #: no array library
-        self.reads_of_unknowns = bool(self._imported & T.TORCH_LIBRARIES) and not (
-            self._imported & T.ARRAY_LIBRARIES)
+        #: for a read: the file imports a torch library (``unknown_read_rewritable`` also
+        #: wants no array library; NSY906 reports such reads beside numpy too, with
+        #: ``plausible_tensor``)
+        self.reads_of_unknowns = bool(self._imported & T.TORCH_LIBRARIES)
         for scope, name in collector.evidence:
             self._evidence.update(self._resolve(scope, name))
         for scope, func, names in collector.calls_with_names:

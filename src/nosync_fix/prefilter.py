@@ -66,8 +66,9 @@ class Signal(enum.Flag):
     CONDITION = enum.auto()
     #: Output of values that may involve a tensor: ``print``, the standard logger's
     #: methods on what may be a logger (``logging.info``, ``logger.warning`` with
-    #: ``logger = logging.getLogger(...)``) or imported from ``logging``, f-strings and
-    #: ``%`` formatting of such values. (Metric writers are handed reads: ``READ``.)
+    #: ``logger = logging.getLogger(...)``) or imported from ``logging``, f-strings,
+    #: ``%`` formatting and ``str.format`` of such values. (Metric writers are handed
+    #: reads: ``READ``.)
     OUTPUT = enum.auto()
     #: A call to ``synchronize``.
     SYNC = enum.auto()
@@ -610,6 +611,13 @@ class _Scanner:
             if self.looks_for(Signal.OUTPUT, state) and (
                 isinstance(func, ast.Name) or self.tensors.may_be_logger(func.value)
             ) and not any(True for _ in self.tensors.torch_names(func)) and any(
+                self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
+            ):
+                self.signal(Signal.OUTPUT, state)
+        elif name == "format" and isinstance(func, ast.Attribute) and isinstance(
+                func.value, ast.Constant) and isinstance(func.value.value, str):
+            # `"{:.3f}".format(t)` formats a tensor as `f"{t:.3f}"` does.
+            if self.looks_for(Signal.OUTPUT, state) and any(
                 self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):
                 self.signal(Signal.OUTPUT, state)

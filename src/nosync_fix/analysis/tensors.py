@@ -165,6 +165,14 @@ class TensorFacts:
             return False
         return not self._from_foreign_call(receiver, set())
 
+    def plausible_tensor(self, receiver: cst.BaseExpression) -> bool:
+        """Whether a value of unknown kind may well be a tensor, for a report (never for a
+        fix): the module imports torch and no call into another library made the value.
+        Unlike :meth:`unknown_read_rewritable`, an imported array library does not rule it
+        out (``loss = model(x)`` beside ``import numpy as np``)."""
+        return self.value(receiver) is Value.UNKNOWN and self.imports_torch and (
+            not self._from_foreign_call(receiver, set()))
+
     def value(self, expr: cst.CSTNode) -> Value:
         key = id(expr)
         cached = self._memo.get(key)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -80,6 +81,11 @@ class Rule(cst.BatchableCSTVisitor):
     #: :mod:`nosync_fix.prefilter`). None: run it on every file its triggers match.
     #: Declaring too few signals hides findings; tests/test_prefilter.py checks them.
     signals: ClassVar[Signal | None] = None
+    #: A fallback rule (NSY906) reports what no other rule reports: it collects its sites
+    #: while the rules visit the tree, and the engine then calls its ``leftovers`` with
+    #: the nodes the other rules reported. The engine runs every rule for it, selected or
+    #: not, so that a read another rule handles is never reported twice.
+    fallback: ClassVar[bool] = False
 
     #: Rules reach metadata through ``self.md`` and ``self.analysis``, which resolve it
     #: on first use; a rule that calls ``self.get_metadata`` declares its providers here.
@@ -103,6 +109,9 @@ class Rule(cst.BatchableCSTVisitor):
                         "may not accept the rewrite)")
             rewrite = None
         self.reports.append(Report(type(self), node, message, rewrite))
+
+    def leftovers(self, covered: Callable[[cst.CSTNode], bool]) -> None:
+        """For a ``fallback`` rule: report the sites for which ``covered`` is false."""
 
     # -- documentation -----------------------------------------------------------------------
 

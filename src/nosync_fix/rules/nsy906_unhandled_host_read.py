@@ -1,0 +1,409 @@
+"""NSY906 unhandled-host-read: the fallback finding."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import libcst as cst
+
+from ..analysis import Kind
+from ..analysis.base import call_name, dotted_name
+from ..analysis.reads import on_host
+from ..prefilter import Signal
+from ._device import dtype_family
+from ._helpers import short
+from ._host import certainly_on_host, host_transfer
+from .base import Rule
+
+#: What each kind of read does, for the message.
+_WHAT = {
+    "item": "reads a device value into a Python number",
+    "tolist": "copies a device tensor into a Python list",
+    "float": "converts a device value to a Python float",
+    "int": "converts a device value to a Python int",
+    "bool": "converts a device value to a Python bool",
+    "cpu": "copies a tensor to the host",
+    "numpy": "copies a tensor to the host",
+    "to": "copies a tensor to the host",
+    "condition": "tests a device value for truth",
+    "format": "formats a device value as text",
+    "mask": "assigns through a boolean mask (the selected elements are counted first)",
+}
+#: Tensor methods that reduce to one number: formatting their result reads it.
+_REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "amax", "amin",
+                         "prod", "median", "logsumexp"})
+
+
+def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    expr.visit(Calls())
+    return found
+
+
+#: Methods of nn.Module that return the module itself.
+_MODULE_CHAIN = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
+                           "bfloat16", "requires_grad_", "share_memory", "to_empty"})
+
+
+def _is_str_format(node: cst.Call) -> bool:
+    """``"...".format(...)``."""
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and (
+        isinstance(node.func.value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # type: ignore
+    """Whether ``parent`` only carries ``child``'s value on to where it is used: text made
+    from it (f-strings, ``%``, ``"...".format``), arithmetic, a method chain on it
+    (``x.cpu().numpy()``, ``t.tolist()[0]``), a tuple being formatted."""
+    if isinstance(parent, (cst.FormattedStringExpression, cst.FormattedString,
+                           cst.BinaryOperation, cst.UnaryOperation, cst.ConcatenatedString,
+                           cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation)):
+        return True
+    if isinstance(parent, (cst.Attribute, cst.Subscript)):
+        return parent.value is child
+    if isinstance(parent, cst.Call):
+        return parent.func is child or _is_str_format(parent)
+    if isinstance(parent, cst.Arg):
+        call = md.parent(parent)
+        return isinstance(call, cst.Call) and _is_str_format(call)
+    if isinstance(parent, (cst.Element, cst.Tuple)):
+        above = md.parent(parent)
+        return isinstance(above, cst.Tuple) or isinstance(parent, cst.Tuple) and isinstance(
+            above, cst.BinaryOperation)
+    return False
+
+
+#: The reads that also break a torch.compile graph (a copy to the host does not).
+_BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format"})
+
+
+class UnhandledHostRead(Rule):
+    """
+    ## What it does
+    Reports every host read of a device value on a hot path that no other rule
+    reports: `.item()`, `float(t)`, `int(t)`, `bool(t)`, `.tolist()`, copies to
+    the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
+    (`if t:`, `x if t else y`, `assert t`), a tensor formatted into text
+    (`f"{t:.3f}"`, `"{:.3f}".format(t)`, `"%.3f" % t`) and an assignment
+    through a boolean mask (`x[mask] = 0`). The message says what the read is
+    and why no fix is offered: its result is never used, it is handed to a call nosync-fix does
+    not know (`logger.warning_once(...)`, a helper of your own), it is returned,
+    or no rule recognises how its value is used.
+
+    It is the fallback: a read that another rule reports (fixed or not) is left
+    to that rule, even when the other rule is not selected or its finding is
+    suppressed with `noqa`, so that each read is reported once. No read on a
+    hot path goes unreported.
+
+    ## Why is this slow?
+    Reading a device value makes the host wait for everything queued before
+    it, and under `torch.compile` it splits the graph. A linter that stays
+    silent about such a read lets the user believe the loop is clean.
+
+    ## Example
+    ```python
+    import torch
+
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(()))
+
+        def forward(self, x):
+            v = self.scale.item()
+            return x * self.scale
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(()))
+
+        def forward(self, x):
+            return x * self.scale
+    ```
+
+    Delete reads whose value is not needed; keep values that are needed on the
+    device (return the tensor, pass it on, combine it with `torch.where`) and
+    read them once, where the host really needs the number.
+
+    ## Fix safety
+    There is no automatic fix: each of these reads feeds code that nosync-fix
+    cannot prove it may change.
+
+    ## When not to apply
+    When the read is deliberate and rare (once per epoch, behind a flag), or
+    the tensor is known to live on the CPU: suppress the line with
+    `# noqa: NSY906`.
+    """
+
+    code = "NSY906"
+    name = "unhandled-host-read"
+    summary = "A host read on a hot path that no other rule reports: what it is, why no fix"
+    fix_kind = "none"
+    cost = "sync"
+    #: The engine hands this rule the nodes the other rules report (:meth:`leftovers`).
+    fallback: ClassVar[bool] = True
+    triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
+                "if ", "while ", "assert ", "{")
+    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE | Signal.DATA_DEPENDENT
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        #: (node, kind of read) of every read on a hot path, in source order.
+        self.sites: list[tuple[cst.CSTNode, str]] = []
+        self._seen: set[int] = set()
+        #: Reads of values only plausibly tensors (``.item()`` beside numpy).
+        self._uncertain: set[int] = set()
+
+    # -- collecting the reads ----------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _is_str_format(node):
+            for arg in node.args:
+                self._formatted(arg.value, spec=True)
+            return
+        read = self.analysis.host_read(node)
+        if read is not None:
+            if not certainly_on_host(self.analysis, read.tensor):
+                self._site(node, read.how)
+            return
+        how = host_transfer(self.analysis, node) or self._copy_of_unknown(node)
+        if how is not None:
+            self._site(node, how)
+            return
+        # `loss.item()` of a value of unknown kind beside `import numpy as np`: numpy has
+        # `.item()` and `.tolist()` too, so no rule may rewrite it, but a report may say so.
+        if call_name(node) in ("item", "tolist") and not node.args and isinstance(
+                node.func, cst.Attribute) and self.analysis.kind(node.func.value) is (
+                Kind.UNKNOWN) and self.analysis.tensors.plausible_tensor(node.func.value) and (
+                not on_host(self.md, node.func.value)) and not certainly_on_host(
+                self.analysis, node.func.value):
+            self._uncertain.add(id(node))
+            self._site(node, call_name(node) or "item")
+
+    def _copy_of_unknown(self, node: cst.Call) -> str | None:
+        """``x.cpu()`` / ``x.numpy()`` of a value of unknown kind in a torch module: these
+        methods without arguments are a tensor's (numpy arrays have neither ``cpu`` nor
+        ``numpy``)."""
+        method = call_name(node)
+        if method not in ("cpu", "numpy") or node.args or not isinstance(
+                node.func, cst.Attribute) or self.analysis.torch_name() is None:
+            return None
+        receiver = node.func.value
+        if self.analysis.kind(receiver) is not Kind.UNKNOWN or certainly_on_host(
+                self.analysis, receiver) or self._module(receiver):
+            return None
+        if isinstance(receiver, cst.Call) and call_name(receiver) in ("cpu", "numpy", "detach"):
+            inner = receiver.func.value if isinstance(receiver.func, cst.Attribute) else None
+            if call_name(receiver) != "detach" or (
+                    isinstance(inner, cst.Call) and call_name(inner) == "cpu"):
+                return None  # only the first copy of `x.cpu().numpy()` counts
+        return method
+
+    def _module(self, expr: cst.BaseExpression) -> bool:
+        """An nn.Module, maybe through its own chained methods (``net.eval().cpu()``)."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
+                expr.func.attr.value in _MODULE_CHAIN):
+            if expr.func.attr.value in ("eval", "train"):  # tensors have neither
+                return True
+            expr = expr.func.value
+        if self.analysis.tensors.is_module(expr):
+            return True
+        # A name that is also called (`model(x)`) is a module (or a function), no tensor.
+        scope = self.md.scope(expr) if isinstance(expr, cst.Name) else None
+        if scope is None:
+            return False
+        return any(isinstance(self.md.parent(access.node), cst.Call)
+                   and self.md.parent(access.node).func is access.node  # type: ignore
+                   for access in scope.accesses[expr.value])
+
+    def visit_If(self, node: cst.If) -> None:
+        self._condition(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._condition(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._condition(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._condition(node.test)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._masked_store(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._masked_store(node.target)
+
+    def _masked_store(self, target: cst.BaseExpression) -> None:
+        """``x[mask] = v``: ``index_put_`` with a boolean mask turns it into indices first."""
+        if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+            return
+        index = target.slice[0].slice
+        if not isinstance(index, cst.Index) or self.analysis.kind(target.value) is not (
+                Kind.TENSOR) or self.analysis.kind(index.value) is not Kind.TENSOR:
+            return
+        if dtype_family(self.analysis, index.value) == "bool" or isinstance(
+                index.value, cst.Comparison):
+            self._site(target, "mask")
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        # `t and x`, `t or x`: the left operand is tested for truth (the right one is the
+        # value of the expression); in a condition, `_condition` tests both.
+        self._condition(node.left)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._condition(node.expression)
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self._formatted(node.expression, spec=node.format_spec is not None, site=node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # `"%.3f" % t`, `"%s, %s" % (a, t)`
+        if isinstance(node.operator, cst.Modulo) and isinstance(
+                node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            values = node.right.elements if isinstance(node.right, cst.Tuple) else [node.right]
+            for value in values:
+                self._formatted(getattr(value, "value", value), spec=True)
+
+    def _formatted(self, value: cst.BaseExpression, spec: bool,
+                   site: cst.CSTNode | None = None) -> None:
+        """A value formatted into text: a read when it is a tensor (``Tensor.__format__``
+        calls ``.item()`` on a one-element tensor). With a format spec (a number is
+        expected) a reduction of a value of unknown kind in a torch module without an
+        array library counts too: ``f"{x.abs().max():.1f}"``."""
+        kind = self.analysis.kind(value)
+        if kind is Kind.TENSOR or spec and kind is Kind.UNKNOWN and (
+                isinstance(value, cst.Call) and call_name(value) in _REDUCTIONS
+                and not value.args and isinstance(value.func, cst.Attribute)
+                and self.analysis.tensors.unknown_read_rewritable(value.func.value)):
+            if not certainly_on_host(self.analysis, value):
+                self._site(site or value, "format")
+
+    def _condition(self, test: cst.BaseExpression) -> None:
+        # `a and b`: each operand is tested on its own.
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if isinstance(test, cst.BooleanOperation):
+            self._condition(test.left)
+            self._condition(test.right)
+            return
+        if self.analysis.kind(test) is Kind.TENSOR:
+            self._site(test, "condition")
+
+    def _site(self, node: cst.CSTNode, how: str) -> None:
+        if id(node) not in self._seen and self.analysis.is_hot(node):
+            self._seen.add(id(node))
+            self.sites.append((node, how))
+
+    # -- reporting what no other rule reports ------------------------------------------------
+
+    def leftovers(self, covered: Callable[[cst.CSTNode], bool]) -> None:
+        """Report the reads that ``covered`` (the engine's answer: does another rule report
+        this node?) says are nobody's."""
+        reported: list[cst.CSTNode] = []
+        for node, how in self.sites:
+            if covered(node) or any(self.md.is_ancestor(r, node) for r in reported):
+                continue
+            reported.append(node)
+            where = self.analysis.hot.reason(node) or "on a hot path"
+            cost = ("the host waits for the device, and torch.compile breaks the graph"
+                    if how in _BREAKS else "the host waits for the device")
+            test = self._test_reading_the_same(node)
+            if test is not None:
+                cost = (f"`if {short(test, 40)}:` has just waited for the same value, so this "
+                        "second read waits for little, but it still copies it again"
+                        + (" and breaks the graph" if how in _BREAKS else ""))
+            what = _WHAT[how]
+            if id(node) in self._uncertain and isinstance(node, cst.Call) and isinstance(
+                    node.func, cst.Attribute):
+                what += (f" (if `{short(node.func.value, 30)}` is a tensor; numpy values "
+                         f"have `.{how}()` too)")
+            why = ("read the number once before the `if` and use it in both places"
+                   if test is not None else self._why(node, how))
+            self.report(node, f"`{short(node)}` {what} {where}: {cost}. No fix is "
+                              f"offered: {why}")
+
+    def _test_reading_the_same(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The test of an enclosing ``if`` that reads the same tensor as the read ``node``
+        (``if val_loss.item() < best: best = val_loss.item()``), if there is one."""
+        read = self.analysis.host_read(node)
+        if read is None:
+            return None
+        text = self.md.code(read.tensor)
+        previous = node
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.For, cst.While)):
+                return None
+            if isinstance(ancestor, cst.If) and previous is not ancestor.test:
+                for candidate in _calls_in(ancestor.test):
+                    found = self.analysis.host_read(candidate)
+                    if found is not None and self.md.code(found.tensor) == text:
+                        return ancestor.test
+            previous = ancestor
+        return None
+
+    def _why(self, node: cst.CSTNode, how: str) -> str:
+        """Why no rule offers a fix, from how the read's value is used."""
+        if how == "mask":
+            return ("no rule rewrites assignments through a mask yet; "
+                    "`x.masked_fill_(mask, value)` (a scalar value) or "
+                    "`x.copy_(torch.where(mask, value, x))` keeps the shape and does not wait")
+        if how == "condition":
+            return ("the test decides which code runs, in a form no rule can rewrite; "
+                    "compute both results and select with torch.where, or test on the host")
+        md = self.md
+        child: cst.CSTNode = node
+        parent = md.parent(node)
+        while parent is not None and _passes_value_on(md, child, parent):
+            child, parent = parent, md.parent(parent)
+        if isinstance(parent, cst.Expr):
+            return "the value is never used; delete the read"
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and child is parent.test:
+            return ("the test decides which code runs, in a form no rule can rewrite; "
+                    "compute both results and select with torch.where, or test less often")
+        if isinstance(parent, cst.Arg):
+            call = md.parent(parent)
+            if isinstance(call, cst.Call):
+                name = dotted_name(call.func) or call_name(call) or short(call.func, 30)
+                return (f"it is passed to `{name}(...)`, which nosync-fix does not know how to "
+                        "defer or keep on the device; pass the tensor, or read it less often")
+        if isinstance(parent, cst.AugAssign):
+            return (f"it is accumulated on the host (`{short(parent.target, 30)}`), in a form "
+                    "NSY201 cannot prove it may move to the device; accumulate a detached "
+                    "tensor and read it once")
+        if isinstance(parent, cst.Return):
+            return ("it is returned, so the caller gets a Python value; return the tensor "
+                    "and read it where the host needs it")
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
+                parent.targets[0].target, cst.Name):
+            target = parent.targets[0].target
+            if not self._used(target):
+                return f"`{target.value}` is never used; delete the read"
+            return (f"`{target.value}` is used as a Python value in code no rule rewrites; "
+                    "keep it a tensor where it is used, or read it less often")
+        return ("no rule recognises how the value is used; keep it a tensor, or read it "
+                "less often")
+
+    def _used(self, name: cst.Name) -> bool:
+        scope = self.md.scope(name)
+        if scope is None:
+            return True
+        for assignment in scope.assignments[name.value]:
+            if getattr(assignment, "node", None) is name:
+                return bool(getattr(assignment, "references", True))
+        return True
