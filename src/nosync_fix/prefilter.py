@@ -203,41 +203,58 @@ def _output_in_traced_code(tree: ast.Module, compiled_names: set[str],
     it, or more: in a ``forward`` method, a compiled function, a function defined in one
     that takes a forward (a decorator of forward methods), or a function of this file that
     one of those calls, directly or not (``self.method()`` of any class of the file, a
-    function by its name). Most model files log only outside their forward (loading
-    weights, building the model), and are then not analysed for NSY304 at all."""
+    function by its name; a function reaches those defined in it). Most model files log
+    only outside their forward (loading weights, building the model), and are then not
+    analysed for NSY304 at all."""
     output_names = set(_TRACED_OUTPUT_NAMES)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            output_names.update(a.asname for a in node.names
-                                if a.asname and a.name in _TRACED_OUTPUT_NAMES)
-    by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    roots: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, _FUNCTIONS):
-            continue
-        by_name.setdefault(node.name, []).append(node)
-        if node.name == "forward" or node.name in compiled_names or (
-                id(node) in compiled_definitions):
-            roots.append(node)
-        args = node.args
-        if any("forward" in a.arg for a in (*args.posonlyargs, *args.args)):
-            roots.extend(s for s in node.body if isinstance(s, _FUNCTIONS))
+    by_name: dict[str, list[int]] = {}
+    calls: dict[int, set[str]] = {}  # function -> names it calls (and nested functions)
+    roots: list[int] = []
+
+    def walk(node: ast.AST, owner: int) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _FUNCTIONS):
+                key = id(child)
+                by_name.setdefault(child.name, []).append(key)
+                calls.setdefault(key, set())
+                calls.setdefault(owner, set()).add(child.name)
+                if child.name == "forward" or child.name in compiled_names or (
+                        key in compiled_definitions):
+                    roots.append(key)
+                args = child.args
+                if any("forward" in a.arg for a in (*args.posonlyargs, *args.args)):
+                    roots.extend(id(s) for s in child.body if isinstance(s, _FUNCTIONS))
+                walk(child, key)
+                continue
+            if isinstance(child, ast.ImportFrom):
+                output_names.update(a.asname for a in child.names
+                                    if a.asname and a.name in _TRACED_OUTPUT_NAMES)
+            elif isinstance(child, ast.Call):
+                callee = child.func
+                name = callee.id if isinstance(callee, ast.Name) else (
+                    callee.attr if isinstance(callee, ast.Attribute) else None)
+                if name is not None:
+                    calls.setdefault(owner, set()).add(name)
+                    if name != "log" or len(child.args) >= 2:  # not torch.log(x), x.log()
+                        outputs_named.setdefault(owner, set()).add(name)
+            walk(child, owner)
+
+    outputs_named: dict[int, set[str]] = {}  # function -> names it may output with
+    try:
+        walk(tree, 0)
+    except RecursionError:  # nested too deeply to walk: assume output in traced code
+        return True
+    # Functions with an output call of their own.
+    outputs = {key for key, names in outputs_named.items() if names & output_names}
     seen: set[int] = set()
     while roots:
-        func = roots.pop()
-        if id(func) in seen:
+        key = roots.pop()
+        if key in seen:
             continue
-        seen.add(id(func))
-        for node in ast.walk(func):  # nested functions too: more than NSY304 reaches
-            if not isinstance(node, ast.Call):
-                continue
-            callee = node.func
-            name = callee.id if isinstance(callee, ast.Name) else (
-                callee.attr if isinstance(callee, ast.Attribute) else None)
-            if name is None:
-                continue
-            if name in output_names and (name != "log" or len(node.args) >= 2):
-                return True  # (`logger.log(level, msg)`, not `torch.log(x)`, `x.log()`)
+        if key in outputs:
+            return True
+        seen.add(key)
+        for name in calls.get(key, ()):
             roots.extend(by_name.get(name, ()))
     return False
 

@@ -7,7 +7,6 @@ from libcst.metadata.scope_provider import Assignment, GlobalScope
 
 from ..analysis import _tables as T
 from ..analysis.base import dotted_name
-from ..analysis.hotpaths import calls_in
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Planner, RuntimeNames
@@ -174,9 +173,10 @@ class OutputInTracedCode(Rule):
                 traced[id(func)] = reason
                 queue.append(func)
         by_id = {id(f): f for f in functions}
+        calls = self._calls_by_function()
         while queue:
             caller = queue.pop()
-            for call in calls_in(caller):
+            for call in calls.get(id(caller), ()):
                 callee = self._callee(call, caller, module_functions)
                 if callee is None or id(callee) in traced or hot.is_cold_function(callee):
                     continue
@@ -184,6 +184,24 @@ class OutputInTracedCode(Rule):
                 queue.append(by_id[id(callee)])
         self._traced = traced
         return traced
+
+    def _calls_by_function(self) -> dict[int, list[cst.Call]]:
+        """``id`` of a function -> the calls in its own body that may call a function of
+        this file (``self.method(...)``, ``name(...)``): what :func:`calls_in` gives, with
+        those callees, from one pass over the calls the analysis has indexed."""
+        found: dict[int, list[cst.Call]] = {}
+        for call in self.md.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and (
+                    isinstance(func.value, cst.Name) and func.value.value == "self")):
+                continue
+            for ancestor in self.md.ancestors(call):
+                if isinstance(ancestor, cst.FunctionDef):
+                    found.setdefault(id(ancestor), []).append(call)
+                    break
+                if isinstance(ancestor, cst.ClassDef):
+                    break  # in a class body, not a function's
+        return found
 
     def _callee(self, call: cst.Call, caller: cst.FunctionDef,
                 module_functions: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:
