@@ -13,7 +13,7 @@ from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
 from ._helpers import short
-from ._host import certainly_on_host, host_transfer
+from ._host import certainly_on_host, host_only, host_transfer
 from .base import Rule
 
 #: What each kind of read does, for the message.
@@ -305,7 +305,20 @@ class UnhandledHostRead(Rule):
         if self.analysis.kind(test) is Kind.TENSOR:
             self._site(test, "condition")
 
+    def _inside(self, node: cst.CSTNode, reported: set[int]) -> bool:
+        """Whether ``node`` lies in a node already reported (sites are expressions: only
+        the statement that holds ``node`` can hold one; one walk up to it, not a walk per
+        reported node, which was cubic on a long sum of reads)."""
+        for ancestor in self.md.ancestors(node):
+            if id(ancestor) in reported:
+                return True
+            if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return False
+        return False
+
     def _site(self, node: cst.CSTNode, how: str) -> None:
+        if how == "condition" and host_only(self.analysis, node):
+            return  # every tensor it tests is certainly in host memory: nothing to wait for
         if id(node) not in self._seen and self.analysis.is_hot(node):
             self._seen.add(id(node))
             self.sites.append((node, how))
@@ -315,11 +328,11 @@ class UnhandledHostRead(Rule):
     def leftovers(self, covered: Callable[[cst.CSTNode], bool]) -> None:
         """Report the reads that ``covered`` (the engine's answer: does another rule report
         this node?) says are nobody's."""
-        reported: list[cst.CSTNode] = []
+        reported: set[int] = set()
         for node, how in self.sites:
-            if covered(node) or any(self.md.is_ancestor(r, node) for r in reported):
+            if covered(node) or self._inside(node, reported):
                 continue
-            reported.append(node)
+            reported.add(id(node))
             where = self.analysis.hot.reason(node) or "on a hot path"
             cost = ("the host waits for the device, and torch.compile breaks the graph"
                     if how in _BREAKS else "the host waits for the device")
