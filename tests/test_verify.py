@@ -136,6 +136,8 @@ mask = t > 2
     (lambda: t.unique(), "unique"),
     (lambda: torch.equal(t, t), "equal"),
     (lambda: t[mask], "boolean mask"),
+    (lambda: t.cpu(), "to host"),  # a device-to-host copy on an accelerator
+    (lambda: t.to("cpu"), "to host"),
 ])
 def test_each_host_read_counts_once(read, kind):
     total, by_kind = _count(read)
@@ -847,3 +849,33 @@ def test_cli_takes_a_module_of_a_package(package, capsys, how):
     assert "result: PASS" in out and "package models" in out
     code, _, err = run_cli(["-m", "models.absent:step", "--no-timing"], capsys)
     assert code == 2 and "no Python source for module 'models.absent'" in err
+
+
+def test_extra_draws_from_numpys_generator_are_caught(tmp_path):
+    numpy = pytest.importorskip("numpy")
+    del numpy
+    before = write(tmp_path, "before.py", """
+        import numpy as np
+        import torch
+
+        def step(x):
+            return x * 2
+
+        def example_inputs(seed):
+            return (torch.ones(3),)
+        """)
+    after = write(tmp_path, "after.py", """
+        import numpy as np
+        import torch
+
+        def step(x):
+            jitter = 0.0 * np.random.random()  # a draw the original did not make
+            return x * 2 + jitter
+
+        def example_inputs(seed):
+            return (torch.ones(3),)
+        """)
+    report = quick(before, after=after)
+    assert not report.passed
+    assert any(f.path == "rng.numpy.position" for f in report.equivalence.failures)
+
