@@ -150,8 +150,10 @@ def test_a_sync_free_function_counts_zero():
         z = (y.sum() + t.mean()).detach()
         n = t.shape[0] + len(t) + t.numel() + t.dim()
         w = torch.zeros(n).masked_fill(torch.zeros(n, dtype=torch.bool), 1.0)
-        return z * w.sum(), t.cpu(), t.to("cpu"), t.float()
+        return z * w.sum(), t.float(), t.to(torch.float64)
 
+    # (t.cpu() and t.to("cpu") are counted: issue 17 wants copies to the host counted on
+    # every device, and on an accelerator they block.)
     assert _count(sync_free) == (0, {})
 
 
