@@ -266,7 +266,8 @@ def test_a_break_in_a_loop_is_counted_although_explain_misses_it(break_module):
 
 def test_the_correct_rewrite_passes_with_fewer_syncs(original, tmp_path):
     after = write(tmp_path, "after.py", CORRECT)
-    report = quick(original, after=after, measure_breaks=True, backend="eager")
+    report = quick(original, after=after, measure_breaks=True, backend="eager",
+                   adversarial=False)  # (their branch counts are added below)
     assert report.passed, report.problems
     assert report.exit_code == 0
     assert report.before.syncs_per_call == 5 and report.after.syncs_per_call == 1
@@ -278,6 +279,9 @@ def test_the_correct_rewrite_passes_with_fewer_syncs(original, tmp_path):
     assert (condition.line, condition.why) == (9, "rewritten")
     assert condition.true == 2 and condition.false == 2  # seeds 0 and 2 over, 1 and 3 under
     assert report.equivalence.warnings == []
+    report = quick(original, after=after)  # the adversarial inputs agree too
+    assert report.passed, report.problems
+    assert report.equivalence.adversarial_trials == 12  # 6 kinds x 2 seeds (no list to empty)
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
@@ -343,7 +347,8 @@ def test_deferred_output_is_flushed_and_compared(original, tmp_path):
 def test_more_syncs_fail_even_when_the_numbers_agree(original, tmp_path):
     after = write(tmp_path, "after.py", ORIGINAL.replace(
         "    y = x @ w\n", "    y = x @ w\n    assert float(y.sum()) == float(y.sum())\n"))
-    report = quick(original, after=after)
+    # (on a NaN input the assert fails: the adversarial inputs would catch that instead)
+    report = quick(original, after=after, adversarial=False)
     assert report.equivalence.passed
     assert report.after.syncs_per_call == report.before.syncs_per_call + 2
     assert not report.passed and "more syncs" in report.problems[0]
@@ -352,7 +357,9 @@ def test_more_syncs_fail_even_when_the_numbers_agree(original, tmp_path):
 def test_more_graph_breaks_fail(original, tmp_path):
     after = write(tmp_path, "after.py", ORIGINAL.replace(
         "    y = x @ w\n", "    y = x @ w\n    y = y * (1.0 if float(y.sum()) < 1e9 else 2.0)\n"))
-    report = quick(original, after=after, measure_breaks=True, backend="eager", trials=2)
+    # (NaN, inf and huge inputs take the other side: the adversarial inputs would catch it)
+    report = quick(original, after=after, measure_breaks=True, backend="eager", trials=2,
+                   adversarial=False)
     assert report.equivalence.passed
     assert report.after.graph_breaks == report.before.graph_breaks + 1
     assert any("more graph breaks" in p for p in report.problems)
@@ -413,12 +420,23 @@ def test_module_state_is_compared(tmp_path):
     assert "args[1].state_dict()['state'][0]['momentum_buffer']" in paths  # optimizer state
 
 
-def test_branch_never_taken_is_a_warning(original, tmp_path):
+def test_a_branch_never_driven_both_ways_fails_unless_allowed(original, tmp_path):
     after = write(tmp_path, "after.py", CORRECT)
-    report = quick(original, after=after, trials=1)  # seed 0 only: always over the limit
-    assert report.passed
+    # seed 0 only, no adversarial inputs: always over the limit
+    report = quick(original, after=after, trials=1, adversarial=False)
+    assert not report.passed
+    (problem,) = report.problems
+    assert "line 9" in problem and "not driven both ways" in problem
+    assert "--allow-untaken" in problem
+    report = quick(original, after=after, trials=1, adversarial=False, allow_untaken=True)
+    assert report.passed, report.problems
     (warning,) = report.equivalence.warnings
     assert "line 9" in warning and "true every time" in warning
+    # The adversarial inputs (zeros) drive the other side: proven.
+    report = quick(original, after=after, trials=1)
+    assert report.passed, report.problems
+    assert report.equivalence.adversarial_trials > 0
+    assert report.equivalence.warnings == []
 
 
 def test_without_after_the_fixer_output_is_verified(tmp_path):
@@ -881,3 +899,149 @@ def test_extra_draws_from_numpys_generator_are_caught(tmp_path):
     assert not report.passed
     assert any(f.path == "rng.numpy.position" for f in report.equivalence.failures)
 
+
+# -- adversarial inputs ------------------------------------------------------------------------
+
+
+def test_a_difference_only_on_nan_inputs_is_caught_and_named(original, tmp_path):
+    # `not (m > LIMIT)` is not `m <= LIMIT` when m is NaN: the seeds never show it.
+    negated = CORRECT.replace("torch.where(y.abs().max() > LIMIT, y / y.abs().max(), y)",
+                              "torch.where(y.abs().max() <= LIMIT, y, y / y.abs().max())")
+    after = write(tmp_path, "after.py", negated)
+    assert quick(original, after=after, adversarial=False, allow_untaken=True).passed
+    report = quick(original, after=after)
+    assert not report.passed
+    assert report.equivalence.failed_trials == 0 and report.equivalence.adversarial_failed
+    assert {f.input for f in report.equivalence.failures} >= {"nan"}
+    assert "adversarial input: nan" in render(report)
+    assert report.as_dict()["equivalence"]["failures"][0]["input"]
+
+
+EMPTY_LOOP = '''
+import torch
+
+
+def step(xs):
+    total = 0.0
+    for x in xs:
+        total += x.sum().item()
+    return total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.randn(3, generator=g) for _ in range(3)],)
+'''
+
+
+def test_a_difference_only_on_an_empty_loop_is_caught(tmp_path):
+    stacked = EMPTY_LOOP.replace(
+        "    total = 0.0\n    for x in xs:\n        total += x.sum().item()\n    return total\n",
+        "    return torch.stack([x.sum().double() for x in xs]).cumsum(0)[-1].item()\n")
+    assert stacked != EMPTY_LOOP
+    before = write(tmp_path, "before.py", EMPTY_LOOP)
+    after = write(tmp_path, "after.py", stacked)
+    assert quick(before, after=after, adversarial=False).equivalence.passed
+    report = quick(before, after=after)
+    assert not report.passed
+    assert {f.input for f in report.equivalence.failures} == {"empty"}
+    assert report.equivalence.adversarial_failed == 2  # the first two seeds
+
+
+def test_inputs_can_build_their_own_adversarial_inputs(tmp_path):
+    hinted = EMPTY_LOOP.replace(
+        "def example_inputs(seed):\n",
+        "def example_inputs(seed, adversarial=None):\n"
+        "    if adversarial is not None:\n"
+        "        return ([torch.full((2,), 7.0)],) if adversarial == 'one' else None\n")
+    before = write(tmp_path, "before.py", hinted)
+    after = write(tmp_path, "after.py", hinted.replace("total += x.sum().item()",
+                                                       "total += min(x.sum().item(), 5.0)"))
+    report = quick(before, after=after, adversarial=False)
+    assert report.passed  # the seeds' sums stay below 5
+    report = quick(before, after=after)
+    assert not report.passed
+    assert {f.input for f in report.equivalence.failures} == {"one"}
+    assert report.equivalence.adversarial_trials == 2  # only "one" was built, on two seeds
+
+
+def test_an_async_assert_may_raise_runtime_error_for_assertion_error(tmp_path):
+    checked = '''
+import torch
+
+
+def step(x):
+    assert x.sum().item() < 1e3, "too large"
+    return x * 2
+
+
+def example_inputs(seed):
+    return (torch.full((3,), float(seed)),)
+'''
+    before = write(tmp_path, "before.py", checked)
+    after = write(tmp_path, "after.py", checked.replace(
+        "    assert x.sum().item() < 1e3, \"too large\"\n",
+        "    torch._assert_async(x.sum() < 1e3, \"too large\")\n"))
+    report = quick(before, after=after, rules=["NSY401"])  # "large" makes both raise
+    assert report.passed, report.equivalence.failures
+    report = quick(before, after=after)  # no rule that allows it: another exception type
+    assert not report.passed
+    assert any("raised AssertionError before, RuntimeError after" in f.detail
+               for f in report.equivalence.failures)
+
+
+# -- graphs kept alive -------------------------------------------------------------------------
+
+TRAINING = '''
+import torch
+
+
+def step(model, opt, batches):
+    total = 0.0
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total
+
+
+def example_inputs(seed):
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(3, 1)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), [torch.randn(4, 3)
+                                                                 for _ in range(3)]
+'''
+
+
+@pytest.mark.parametrize("accumulate, kept", [
+    ("loss.detach().double()", False),
+    ("loss.double()", True),  # same values, every step's graph kept alive
+])
+def test_an_accumulator_attached_to_the_autograd_graph_fails(tmp_path, accumulate, kept):
+    rewrite = TRAINING.replace("        total += loss.item()\n",
+                               f"        total += {accumulate}\n").replace(
+        "    return total\n", "    return float(total)\n")
+    before = write(tmp_path, "before.py", TRAINING)
+    report = quick(before, after=write(tmp_path, "after.py", rewrite))
+    assert report.equivalence.passed, report.equivalence.failures
+    assert report.passed is not kept, report.problems
+    assert report.before.retention.per_call == 0
+    if kept:
+        (problem,) = report.problems
+        assert "keeps autograd graphs alive after backward()" in problem and "line 12" in problem
+        assert report.as_dict()["after"]["graph_retention"] == 6  # .double() and += per step
+
+
+def test_cli_allow_untaken_and_no_adversarial(original, tmp_path, capsys):
+    after = str(write(tmp_path, "after.py", CORRECT))
+    base = [str(original), "--entry", "step", "--after", after, "--trials", "1", "--no-timing",
+            "--backend", "eager", "--device", "cpu", "--no-adversarial"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(base)
+    assert exit_info.value.code == 1
+    assert "not driven both ways" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main([*base, "--allow-untaken"])
+    assert exit_info.value.code == 0

@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from . import adversarial as adversarial_inputs
 from .breaks import (
     REPEATS,
     BreakReport,
@@ -61,6 +62,7 @@ from .compare import (
 from .coverage import PROBE, Condition, changes, instrument
 from .loading import (
     LoadedModules,
+    NoAdversarialInput,
     Source,
     VerifyUsageError,
     flush_deferred_output,
@@ -71,6 +73,7 @@ from .loading import (
     quiet,
     seed_everything,
 )
+from .retention import Retention, watch_retention
 from .syncs import SyncCount, count_syncs
 from .timing import Timed, Timing, noise_band, time_group
 
@@ -87,6 +90,8 @@ class VersionReport:
     filename: str
     breaks: BreakReport = field(default_factory=BreakReport)
     syncs: SyncCount = field(default_factory=SyncCount)
+    #: Operations that extended an autograd graph after backward() consumed it.
+    retention: Retention = field(default_factory=Retention)
     eager: Timing | None = None
     compiled: Timing | None = None
     compile_s: float | None = None
@@ -149,6 +154,12 @@ class VersionReport:
                 {"line": line or None, "kind": kind, "per_call": _round(n / calls),
                  "source": _line(lines, line)}
                 for (line, kind), n in sorted(self.syncs.by_site.items())],
+            "graph_retention": _round(self.retention.per_call) if self.retention.calls
+            else None,
+            "graph_retention_sites": [
+                {"line": line or None, "per_call": _round(n / (self.retention.calls or 1)),
+                 "source": _line(lines, line)}
+                for line, n in sorted(self.retention.by_line.items())],
             "cuda_sync_warnings": _round(self.syncs.cuda_sync_warnings / calls)
             if self.syncs.calls else None,
             "eager_ms": _round(self.eager_ms),
@@ -170,6 +181,8 @@ class Failure:
     seed: int
     path: str
     detail: str
+    #: The adversarial input of the trial (a kind of :mod:`.adversarial`), "" for a seed's own.
+    input: str = ""
 
 
 @dataclass
@@ -188,6 +201,9 @@ class Equivalence:
     #: Trials also run compiled, and how many of those the compiled rewrite failed.
     compiled_trials: int = 0
     compiled_failed: int = 0
+    #: Calls on adversarial inputs (see :mod:`.adversarial`), and how many of them differed.
+    adversarial_trials: int = 0
+    adversarial_failed: int = 0
 
     @property
     def vacuous(self) -> bool:
@@ -197,11 +213,12 @@ class Equivalence:
     @property
     def passed(self) -> bool:
         return (self.fatal is None and self.failed_trials == 0 and self.trials > 0
-                and self.compiled_failed == 0 and not self.vacuous)
+                and self.compiled_failed == 0 and self.adversarial_failed == 0
+                and not self.vacuous)
 
     def as_dict(self) -> dict[str, Any]:
-        failures = [{"trial": f.trial, "seed": f.seed, "path": f.path, "detail": f.detail}
-                    for f in self.failures]
+        failures = [{"trial": f.trial, "seed": f.seed, "input": f.input or None,
+                     "path": f.path, "detail": f.detail} for f in self.failures]
         if self.fatal:
             failures.insert(0, {"trial": None, "seed": None, "path": "", "detail": self.fatal})
         return {
@@ -210,6 +227,8 @@ class Equivalence:
             "failed_trials": self.failed_trials,
             "compiled_trials": self.compiled_trials,
             "compiled_failed_trials": self.compiled_failed,
+            "adversarial_trials": self.adversarial_trials,
+            "adversarial_failed_trials": self.adversarial_failed,
             "max_abs_diff": self.max_abs_diff,
             "failures": failures,
             "branch_coverage": [
@@ -249,6 +268,8 @@ class Report:
     control: dict[str, Timing] = field(default_factory=dict)
     #: Timing was asked for (False: --no-timing).
     timed: bool = True
+    #: A rewritten condition that no trial drove both ways is accepted (--allow-untaken).
+    allow_untaken: bool = False
     torch_version: str = torch.__version__
     python_version: str = platform.python_version()
     threads: int = field(default_factory=torch.get_num_threads)
@@ -273,6 +294,13 @@ class Report:
         elif not self.equivalence.passed:
             found.append("the rewritten code does not behave like the original"
                          if self.equivalence.trials else "no trial could be run")
+        if self.equivalence.trials and not self.equivalence.fatal and not self.allow_untaken:
+            found.extend(
+                f"line {c.line}: `{c.text}` ({c.why}) was not driven both ways "
+                f"(true {c.true}, false {c.false}): the rewrite of its untaken side is "
+                "unproven (--allow-untaken accepts this)"
+                for c in sorted(self.equivalence.branch_coverage, key=lambda c: c.line)
+                if not c.both_ways)
         b, a = self.before.graph_breaks, self.after.graph_breaks
         if b is not None and a is not None and a > b:
             found.append(f"more graph breaks after the rewrite ({b} -> {a})")
@@ -288,6 +316,13 @@ class Report:
                                  sorted(f"{text or reason}" for reason, text in moved))
                              + "), so both counts are lower bounds")
         found.extend(self._repeat_problems())
+        rb, ra = self.before.retention, self.after.retention
+        if rb.calls and ra.calls and ra.per_call > rb.per_call + 1e-9:
+            lines = ", ".join(str(line) for line in sorted(ra.by_line) if line) or "?"
+            found.append(f"the rewritten code keeps autograd graphs alive after backward() "
+                         f"({_fmt(rb.per_call)} -> {_fmt(ra.per_call)} operations per call "
+                         f"build on a graph backward() consumed, line {lines}): a tensor "
+                         "accumulated or kept without .detach()")
         sb, sa = self.before.syncs_per_call, self.after.syncs_per_call
         if sb is not None and sa is not None and sa > sb + 1e-9:
             found.append(f"more syncs per call after the rewrite ({_fmt(sb)} -> {_fmt(sa)})")
@@ -380,6 +415,7 @@ class Report:
             "within_noise": self.within_noise,
             "control": {k: v.as_dict() for k, v in self.control.items()},
             "timed": self.timed,
+            "allow_untaken": self.allow_untaken,
             "passed": self.passed,
             "problems": self.problems,
             "exit_code": self.exit_code,
@@ -458,6 +494,8 @@ def verify(
     threads: int | None = 1,
     compiled_trials: int = 3,
     rules: Iterable[str] | None = None,
+    adversarial: bool = True,
+    allow_untaken: bool = False,
 ) -> Report:
     """Verify the rewrite of ``file``: the fixer's output, or the file ``after``.
 
@@ -468,6 +506,10 @@ def verify(
     the fixer cannot parse); everything the code under test does wrong is in the
     report instead. ``threads`` sets torch's intra-op threads for the run: one by
     default, which keeps timings steady on a busy machine (None: torch's choice).
+    ``adversarial``: also compare the two versions on the inputs of
+    :mod:`.adversarial` (NaN, ±inf, empty loops ...). A condition of the rewrite
+    that the trials never drove both ways fails verification unless
+    ``allow_untaken``.
     """
     if trials < 1 or repeat < 1 or warmup < 0 or compiled_trials < 0:
         raise VerifyUsageError("trials and repeat must be at least 1, warmup and "
@@ -504,7 +546,7 @@ def verify(
         equivalence=Equivalence(), changed=after_text != before_text, fixes=fixes,
         remaining_findings=remaining, tolerance=tolerance, tolerance_rules=tolerance_rules,
         before_lines=before_text.splitlines(),
-        after_lines=after_text.splitlines(), timed=measure_time)
+        after_lines=after_text.splitlines(), timed=measure_time, allow_untaken=allow_untaken)
     if device == "cpu":
         report.notes.append(CPU_NOTE)
     if not report.changed:
@@ -523,6 +565,7 @@ def verify(
             _Verification(report, before, rewritten, modules, entry, inputs, device, backend,
                           repeat, warmup, rtol, atol,
                           compiled_trials if measure_breaks or measure_time else 0,
+                          adversarial=adversarial, codes=codes,
                           ).run(breaks=measure_breaks, timing=measure_time)
         finally:
             modules.close()
@@ -564,12 +607,14 @@ class _Run:
     printed: Printed = field(default_factory=Printed)
     rng: dict[str, Any] = field(default_factory=dict)
     syncs: SyncCount = field(default_factory=SyncCount)
+    retention: Retention = field(default_factory=Retention)
 
 
 class _Verification:
     def __init__(self, report: Report, before: Source, after: Source, modules: LoadedModules,
                  entry: str, inputs: str, device: str, backend: str, repeat: int, warmup: int,
-                 rtol: float | None, atol: float | None, compiled_trials: int = 0) -> None:
+                 rtol: float | None, atol: float | None, compiled_trials: int = 0,
+                 adversarial: bool = False, codes: Iterable[str] = ()) -> None:
         self.report = report
         self.before, self.after = before, after
         self.modules = modules
@@ -578,6 +623,9 @@ class _Verification:
         self.repeat, self.warmup = repeat, warmup
         self.rtol, self.atol = rtol, atol
         self.compiled_trials = compiled_trials
+        self.adversarial = adversarial
+        #: The rules the rewrite applies (some change what an exception looks like).
+        self.codes = set(codes)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -652,6 +700,8 @@ class _Verification:
                     f"{old.raised.type_name}: {_first_line(old.raised.message)}")
             report.before.syncs.add(old.syncs)
             report.after.syncs.add(new.syncs)
+            report.before.retention.add(old.retention)
+            report.after.retention.add(new.retention)
             comparison = self._compare(old, new)
             equivalence.trials += 1
             equivalence.max_abs_diff = max(equivalence.max_abs_diff, comparison.max_abs_diff)
@@ -664,15 +714,53 @@ class _Verification:
             self._compare_warnings(old, new, equivalence)
             if trial < self.compiled_trials:
                 self._compiled_trial(trial, seed, old)
+        if self.adversarial:
+            for trial in range(min(adversarial_inputs.SEEDS, report.trials)):
+                for kind in adversarial_inputs.KINDS:
+                    self._adversarial_trial(trial, report.seed + trial, kind, tree, extra)
         for condition in probe.conditions:
-            warning = condition.warning(report.trials)
+            warning = condition.warning(report.trials, equivalence.adversarial_trials)
             if warning:
                 equivalence.warnings.append(warning)
 
-    def _call(self, source: Source, seed: int, **options: Any) -> _Run:
+    def _adversarial_trial(self, trial: int, seed: int, kind: str, tree: Any,
+                           extra: dict[str, Any]) -> None:
+        """Both versions on the same adversarial input; a skipped kind changes nothing."""
+        equivalence = self.report.equivalence
+        try:
+            old = self._call(self.before, seed, tree=tree, extra_globals=extra,
+                             adversarial=kind)
+        except NoAdversarialInput:
+            return
+        try:
+            new = self._call(self.after, seed, adversarial=kind)
+        except NoAdversarialInput:
+            return
+        except Exception as error:
+            new = None
+            differences = [("preparing the rewritten version",
+                            f"{type(error).__name__}: {_first_line(str(error))}")]
+        if new is not None:
+            differences = [(d.path, d.detail) for d in self._compare(old, new).differences]
+        equivalence.adversarial_trials += 1
+        if differences:
+            equivalence.adversarial_failed += 1
+            room = MAX_FAILURES - len(equivalence.failures)
+            equivalence.failures.extend(
+                Failure(trial, seed, path, detail, input=kind)
+                for path, detail in differences[:max(0, min(room, 5))])
+
+    def _call(self, source: Source, seed: int, adversarial: str | None = None,
+              **options: Any) -> _Run:
         try:
             module, entry, inputs = self._load(source, seed, **options)
-            args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+            args, kwargs = make_inputs(inputs, seed, self.device, source.name, adversarial)
+            if adversarial is not None and not adversarial_inputs.accepts_hint(inputs):
+                args, kwargs, changed = adversarial_inputs.perturb(args, kwargs, adversarial)
+                if not changed:
+                    raise NoAdversarialInput(adversarial)
+        except NoAdversarialInput:
+            raise
         except Exception as error:
             if source is self.before and not isinstance(error, VerifyUsageError):
                 raise VerifyUsageError(
@@ -683,7 +771,8 @@ class _Verification:
         with quiet():  # what earlier uncaptured calls deferred must not land in this capture
             flush_deferred_output()
         seed_everything(seed)
-        with captured() as printed, count_syncs(source.filename, self.device) as syncs:
+        with captured() as printed, count_syncs(source.filename, self.device) as syncs, \
+                watch_retention(source.filename) as retention:
             try:
                 run.result = entry(*args, **kwargs)
             except Exception as error:
@@ -695,7 +784,7 @@ class _Verification:
                     print(f"[deferred output failed: {type(error).__name__}: {error}]",
                           file=sys.stderr)
         run.rng = rng_state(self.device)
-        run.printed, run.syncs = printed, syncs
+        run.printed, run.syncs, run.retention = printed, syncs, retention
         return run
 
     def _call_compiled(self, source: Source, seed: int) -> _Run:
@@ -756,12 +845,19 @@ class _Verification:
         shared = sorted(set(_state_globals(old.module)) & set(_state_globals(new.module)))
         observations = []
         for run in (old, new):
+            raised = run.raised
+            if (run is new and "NSY401" in self.codes and old.raised is not None
+                    and raised is not None and old.raised.type_name == "AssertionError"
+                    and raised.type_name == "RuntimeError"):
+                # NSY401's torch._assert_async raises RuntimeError with the same message
+                # where the assert raised AssertionError (its page says so).
+                raised = Raised("AssertionError", raised.message)
             observer = Observer(run.module.__name__)
             observer.add("args", run.args)
             if run.kwargs:
                 observer.add("kwargs", run.kwargs)
-            if run.raised is not None:
-                observer.leaves["raised"] = run.raised
+            if raised is not None:
+                observer.leaves["raised"] = raised
             else:
                 observer.add("result", run.result)
             for name in shared:

@@ -38,15 +38,17 @@ class Condition:
     def both_ways(self) -> bool:
         return self.true > 0 and self.false > 0
 
-    def warning(self, trials: int) -> str | None:
+    def warning(self, trials: int, adversarial: int = 0) -> str | None:
         if self.both_ways:
             return None
         where = f"line {self.line}: `{self.text}`"
+        runs = f"{trials} trials" + (f" and {adversarial} adversarial inputs" if adversarial
+                                     else "")
         if self.true == 0 and self.false == 0:
-            return f"{where} ({self.why}) was never reached in {trials} trials"
+            return f"{where} ({self.why}) was never reached in {runs}"
         side = "true" if self.false == 0 else "false"
         never = "false" if side == "true" else "true"
-        return (f"{where} ({self.why}) was {side} every time in {trials} trials; "
+        return (f"{where} ({self.why}) was {side} every time in {runs}; "
                 f"the {never} branch of the rewrite is untested")
 
 
