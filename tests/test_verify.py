@@ -1045,3 +1045,28 @@ def test_cli_allow_untaken_and_no_adversarial(original, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([*base, "--allow-untaken"])
     assert exit_info.value.code == 0
+
+
+def test_a_skip_at_a_reworded_line_where_the_original_skipped_is_not_moved(tmp_path):
+    loop = '''
+import torch
+
+
+def step(x):
+    total = 0.0
+    for row in x:
+        if not torch.isfinite(row.sum()):
+            continue
+        total += float(row.max())
+    return total
+
+
+def example_inputs(seed):
+    return (torch.arange(6.0).reshape(3, 2) + seed,)
+'''
+    reworded = loop.replace("        if not torch.isfinite(row.sum()):\n",
+                            "        if not bool(torch.isfinite(row.sum())):\n")
+    report = quick(write(tmp_path, "loop.py", loop), after=write(tmp_path, "same.py", reworded),
+                   measure_breaks=True, adversarial=False, allow_untaken=True)
+    assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
+    assert report.passed, report.problems

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import difflib
 import os
 import platform
 import sys
@@ -310,6 +311,13 @@ class Report:
         if a is not None and self.after.breaks.lower_bound:
             moved = self.after.breaks.skipped_sites(self.after_lines) - \
                 self.before.breaks.skipped_sites(self.before_lines)
+            # A skip at a line the rewrite only reworded, where the original skipped too,
+            # is the same skip: not moved.
+            before_lines = {r.line for r in self.before.breaks.reasons if r.frame_skipped}
+            to_before = _line_map(self.after_lines, self.before_lines)
+            moved -= {(r.reason, _line(self.after_lines, r.line) or "")
+                      for r in self.after.breaks.reasons
+                      if r.frame_skipped and to_before.get(r.line) in before_lines}
             if moved or (b is not None and not self.before.breaks.lower_bound):
                 found.append("graph breaks not proven: dynamo skips a frame of the rewritten "
                              "code at a break the original did not skip at (" + "; ".join(
@@ -436,6 +444,16 @@ def _ratio(before: float | None, after: float | None) -> float | None:
     if before is None or after is None or after <= 0:
         return None
     return before / after
+
+
+def _line_map(new: list[str], old: list[str]) -> dict[int, int]:
+    """Line numbers of ``new`` -> the line of ``old`` they are or replace one for one."""
+    mapping: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            mapping.update({j + 1: i1 + (j - j1) + 1 for j in range(j1, j2)})
+    return mapping
 
 
 def _line(lines: list[str], number: int) -> str | None:
