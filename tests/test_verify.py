@@ -281,7 +281,8 @@ def test_the_correct_rewrite_passes_with_fewer_syncs(original, tmp_path):
     assert report.equivalence.warnings == []
     report = quick(original, after=after)  # the adversarial inputs agree too
     assert report.passed, report.problems
-    assert report.equivalence.adversarial_trials == 12  # 6 kinds x 2 seeds (no list to empty)
+    # 6 kinds x 2 seeds (no list to empty), and LIMIT at the compared value and its neighbours
+    assert report.equivalence.adversarial_trials == 15
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
@@ -1070,3 +1071,15 @@ def example_inputs(seed):
                    measure_breaks=True, adversarial=False, allow_untaken=True)
     assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
     assert report.passed, report.problems
+
+
+def test_a_threshold_is_tried_at_the_compared_value_and_its_neighbours(original, tmp_path):
+    # `>` became `>=`: only a value exactly at LIMIT tells them apart.
+    at_tie = CORRECT.replace("y.abs().max() > LIMIT", "y.abs().max() >= LIMIT")
+    report = quick(original, after=write(tmp_path, "after.py", CORRECT))
+    assert report.passed, report.problems  # the right rewrite agrees at and next to the tie
+    report = quick(original, after=write(tmp_path, "tie.py", at_tie))
+    assert not report.passed
+    assert report.equivalence.failed_trials == 0
+    (given,) = {f.input for f in report.equivalence.failures}
+    assert given.startswith("LIMIT = ")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import difflib
+import math
 import os
 import platform
 import sys
@@ -60,7 +61,7 @@ from .compare import (
     rng_state,
     tolerance_for,
 )
-from .coverage import PROBE, Condition, changes, instrument
+from .coverage import PROBE, VALUE, Condition, changes, instrument
 from .loading import (
     LoadedModules,
     NoAdversarialInput,
@@ -446,6 +447,24 @@ def _ratio(before: float | None, after: float | None) -> float | None:
     return before / after
 
 
+def _tie_values(value: Any) -> list[float]:
+    """The value a threshold was compared with, and the floats just below and above it."""
+    if value is None:
+        return []
+    try:
+        number = float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return []
+    if not math.isfinite(number):
+        return []
+    single = torch.tensor(number, dtype=torch.float32)
+    if float(single) == number:  # a float32 value: its float32 neighbours (a neighbour
+        # between two float32 numbers would only test how float32 rounds the threshold)
+        return [number] + [float(torch.nextafter(single, torch.tensor(direction)))
+                           for direction in (-math.inf, math.inf)]
+    return [number, math.nextafter(number, -math.inf), math.nextafter(number, math.inf)]
+
+
 def _line_map(new: list[str], old: list[str]) -> dict[int, int]:
     """Line numbers of ``new`` -> the line of ``old`` they are or replace one for one."""
     mapping: dict[int, int] = {}
@@ -698,7 +717,7 @@ class _Verification:
         diff = changes(self.before.text, self.after.text)
         tree, probe = instrument(self.before.text, diff, self.before.filename)
         equivalence.branch_coverage = probe.conditions
-        extra = {PROBE: probe}
+        extra = {PROBE: probe, VALUE: probe.value}
         for trial in range(report.trials):
             seed = report.seed + trial
             old = self._call(self.before, seed, tree=tree, extra_globals=extra)
@@ -736,22 +755,32 @@ class _Verification:
             for trial in range(min(adversarial_inputs.SEEDS, report.trials)):
                 for kind in adversarial_inputs.KINDS:
                     self._adversarial_trial(trial, report.seed + trial, kind, tree, extra)
+            for condition in probe.conditions:
+                for value in _tie_values(probe.values.get(condition.index)):
+                    if condition.threshold:
+                        self._adversarial_trial(0, report.seed, f"{condition.threshold} = "
+                                                f"{value!r}", tree, extra,
+                                                {condition.threshold: value})
         for condition in probe.conditions:
             warning = condition.warning(report.trials, equivalence.adversarial_trials)
             if warning:
                 equivalence.warnings.append(warning)
 
     def _adversarial_trial(self, trial: int, seed: int, kind: str, tree: Any,
-                           extra: dict[str, Any]) -> None:
-        """Both versions on the same adversarial input; a skipped kind changes nothing."""
+                           extra: dict[str, Any], overrides: dict[str, Any] | None = None,
+                           ) -> None:
+        """Both versions on the same adversarial input; a skipped kind changes nothing.
+        With ``overrides`` (a threshold set to the value compared with it), the seed's own
+        inputs are used and those module globals replaced in both versions."""
         equivalence = self.report.equivalence
         try:
             old = self._call(self.before, seed, tree=tree, extra_globals=extra,
-                             adversarial=kind)
+                             adversarial=None if overrides else kind, overrides=overrides)
         except NoAdversarialInput:
             return
         try:
-            new = self._call(self.after, seed, adversarial=kind)
+            new = self._call(self.after, seed, adversarial=None if overrides else kind,
+                             overrides=overrides)
         except NoAdversarialInput:
             return
         except Exception as error:
@@ -769,9 +798,15 @@ class _Verification:
                 for path, detail in differences[:max(0, min(room, 5))])
 
     def _call(self, source: Source, seed: int, adversarial: str | None = None,
-              **options: Any) -> _Run:
+              overrides: dict[str, Any] | None = None, **options: Any) -> _Run:
         try:
             module, entry, inputs = self._load(source, seed, **options)
+            if overrides:
+                current = [module.__dict__.get(name) for name in overrides]
+                if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in current):
+                    raise NoAdversarialInput("not a numeric module global")
+                module.__dict__.update(overrides)
             args, kwargs = make_inputs(inputs, seed, self.device, source.name, adversarial)
             if adversarial is not None and not adversarial_inputs.accepts_hint(inputs):
                 args, kwargs, changed = adversarial_inputs.perturb(args, kwargs, adversarial)
