@@ -82,9 +82,11 @@ if __name__ == "__main__":
         print(f"epoch {epoch}: loss {loss:.4f}, accuracy {accuracy:.1%}")
 
 
-# nosync-verify control: train_to_float64
+# nosync-verify mutant: train_to_float64
 # of: examples/train_classifier.py
 # entry: train_epoch
 # rules: NSY201
-# class: equivalent
-# why: .to(torch.float64) for .double(), and .item() at the end.
+# class: empty loop
+# why: `running_loss.item()` after the loop: when the loop ran zero times the accumulator is
+#   still the float 0.0 and has no .item() (AttributeError where the original got to its
+#   ZeroDivisionError). Written as a control; the verifier's empty-list input showed it wrong.

@@ -106,9 +106,11 @@ if __name__ == "__main__":
         print(" ".join(f"{n:4d}" for n in row))
 
 
-# nosync-verify control: evaluate_item_total
+# nosync-verify mutant: evaluate_item_total
 # of: examples/evaluate.py
 # entry: evaluate
 # rules: NSY201,NSY202
-# class: equivalent
-# why: .item() for float() on the accumulator.
+# class: empty loop
+# why: `total_loss.item()` after the loop: when the loop ran zero times the accumulator is
+#   still the float 0.0 and has no .item() (AttributeError where the original got to its
+#   ZeroDivisionError). Written as a control; the verifier's empty-list input showed it wrong.
