@@ -105,7 +105,7 @@ def check_of(problem: str) -> str:
                          ("graph breaks", "graph breaks"),
                          ("recompiles", "recompiles"), ("falls back to eager", "recompiles"),
                          ("autograd graphs alive", "graphs kept alive"),
-                         ("more syncs", "syncs"),
+                         ("more syncs", "syncs"), ("copies to the host", "syncs"),
                          ("does not compile", "compile"), ("fails when", "compile"),
                          ("usage error", "usage error"), ("verifier crashed", "crash")):
         if words in problem:

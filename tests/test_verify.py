@@ -463,10 +463,12 @@ def test_changes_and_instrumentation_find_the_touched_conditions():
     diff = changes(ORIGINAL, CORRECT)
     tree, probe = instrument(ORIGINAL, diff, "original.py")
     assert [(c.line, c.kind, c.why) for c in probe.conditions] == [(9, "if", "rewritten")]
-    namespace = {"__nosync_verify_branch__": probe}
+    namespace = {"__nosync_verify_branch__": probe, "__nosync_verify_value__": probe.value}
     exec(compile(tree, "original.py", "exec"), namespace)
     namespace["step"](torch.ones(2, 3) * 5, torch.eye(3))
     assert (probe.conditions[0].true, probe.conditions[0].false) == (1, 0)
+    # the value compared with the module-level LIMIT, for the tie trials
+    assert probe.conditions[0].threshold == "LIMIT" and probe.values == {0: 5.0}
 
 
 @pytest.mark.parametrize("old, new, same", [
@@ -1083,3 +1085,29 @@ def test_a_threshold_is_tried_at_the_compared_value_and_its_neighbours(original,
     assert report.equivalence.failed_trials == 0
     (given,) = {f.input for f in report.equivalence.failures}
     assert given.startswith("LIMIT = ")
+
+
+def test_a_blocking_copy_in_place_of_a_read_fails(tmp_path):
+    source = '''
+import torch
+
+
+def step(xs):
+    total = 0.0
+    for x in xs:
+        total += x.sum().item()
+    return total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.randn(3, generator=g) for _ in range(3)],)
+'''
+    copied = source.replace("        total += x.sum().item()\n",
+                            "        total += x.sum().cpu().double()\n").replace(
+        "    return total\n", "    return float(total)\n")
+    before = write(tmp_path, "before.py", source)
+    report = quick(before, after=write(tmp_path, "after.py", copied))
+    assert report.equivalence.passed, report.equivalence.failures
+    assert any("copies to the host" in p and "line 8" in p for p in report.problems), \
+        report.problems

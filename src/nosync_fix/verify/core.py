@@ -332,6 +332,7 @@ class Report:
                          f"({_fmt(rb.per_call)} -> {_fmt(ra.per_call)} operations per call "
                          f"build on a graph backward() consumed, line {lines}): a tensor "
                          "accumulated or kept without .detach()")
+        found.extend(self._copies_for_reads())
         sb, sa = self.before.syncs_per_call, self.after.syncs_per_call
         if sb is not None and sa is not None and sa > sb + 1e-9:
             found.append(f"more syncs per call after the rewrite ({_fmt(sb)} -> {_fmt(sa)})")
@@ -339,6 +340,28 @@ class Report:
             found.append("the rewritten code does not compile: " + self.after.compile_error)
         if self.after.eager_error and not self.before.eager_error:
             found.append("the rewritten code fails when timed: " + self.after.eager_error)
+        return found
+
+    def _copies_for_reads(self) -> list[str]:
+        """Rewritten lines that copy to the host (``.cpu()``) as often as the lines they
+        replace read it: the sync was moved, not removed."""
+        before, after = self.before.syncs, self.after.syncs
+        if not before.calls or not after.calls:
+            return []
+        read_at: Counter[int] = Counter()
+        for (line, _kind), n in before.by_site.items():
+            read_at[line] += n
+        replaced = _replaced_blocks(self.after_lines, self.before_lines)
+        found = []
+        for (line, kind), n in sorted(after.by_site.items()):
+            if kind != "to host" or line not in replaced:
+                continue
+            original = max((read_at[i] for i in replaced[line]), default=0) / before.calls
+            if original and n / after.calls >= original - 1e-9:
+                found.append(f"line {line} of the rewrite copies to the host "
+                             f"({_fmt(n / after.calls)} per call) where the line it replaces "
+                             f"read ({_fmt(original)} per call): a blocking copy in place of "
+                             "the read moves the sync, it does not remove it")
         return found
 
     def _repeat_problems(self) -> list[str]:
@@ -463,6 +486,16 @@ def _tie_values(value: Any) -> list[float]:
         return [number] + [float(torch.nextafter(single, torch.tensor(direction)))
                            for direction in (-math.inf, math.inf)]
     return [number, math.nextafter(number, -math.inf), math.nextafter(number, math.inf)]
+
+
+def _replaced_blocks(new: list[str], old: list[str]) -> dict[int, range]:
+    """Lines of ``new`` that replace lines of ``old`` -> those lines of ``old``."""
+    blocks: dict[int, range] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace":
+            blocks.update({j + 1: range(i1 + 1, i2 + 1) for j in range(j1, j2)})
+    return blocks
 
 
 def _line_map(new: list[str], old: list[str]) -> dict[int, int]:
