@@ -136,6 +136,8 @@ mask = t > 2
     (lambda: t.unique(), "unique"),
     (lambda: torch.equal(t, t), "equal"),
     (lambda: t[mask], "boolean mask"),
+    (lambda: t.cpu(), "to host"),  # a device-to-host copy on an accelerator
+    (lambda: t.to("cpu"), "to host"),
 ])
 def test_each_host_read_counts_once(read, kind):
     total, by_kind = _count(read)
@@ -148,8 +150,10 @@ def test_a_sync_free_function_counts_zero():
         z = (y.sum() + t.mean()).detach()
         n = t.shape[0] + len(t) + t.numel() + t.dim()
         w = torch.zeros(n).masked_fill(torch.zeros(n, dtype=torch.bool), 1.0)
-        return z * w.sum(), t.cpu(), t.to("cpu"), t.float()
+        return z * w.sum(), t.float(), t.to(torch.float64)
 
+    # (t.cpu() and t.to("cpu") are counted: issue 17 wants copies to the host counted on
+    # every device, and on an accelerator they block.)
     assert _count(sync_free) == (0, {})
 
 
@@ -262,7 +266,8 @@ def test_a_break_in_a_loop_is_counted_although_explain_misses_it(break_module):
 
 def test_the_correct_rewrite_passes_with_fewer_syncs(original, tmp_path):
     after = write(tmp_path, "after.py", CORRECT)
-    report = quick(original, after=after, measure_breaks=True, backend="eager")
+    report = quick(original, after=after, measure_breaks=True, backend="eager",
+                   adversarial=False)  # (their branch counts are added below)
     assert report.passed, report.problems
     assert report.exit_code == 0
     assert report.before.syncs_per_call == 5 and report.after.syncs_per_call == 1
@@ -274,6 +279,10 @@ def test_the_correct_rewrite_passes_with_fewer_syncs(original, tmp_path):
     assert (condition.line, condition.why) == (9, "rewritten")
     assert condition.true == 2 and condition.false == 2  # seeds 0 and 2 over, 1 and 3 under
     assert report.equivalence.warnings == []
+    report = quick(original, after=after)  # the adversarial inputs agree too
+    assert report.passed, report.problems
+    # 6 kinds x 2 seeds (no list to empty), and LIMIT at the compared value and its neighbours
+    assert report.equivalence.adversarial_trials == 15
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
@@ -339,7 +348,8 @@ def test_deferred_output_is_flushed_and_compared(original, tmp_path):
 def test_more_syncs_fail_even_when_the_numbers_agree(original, tmp_path):
     after = write(tmp_path, "after.py", ORIGINAL.replace(
         "    y = x @ w\n", "    y = x @ w\n    assert float(y.sum()) == float(y.sum())\n"))
-    report = quick(original, after=after)
+    # (on a NaN input the assert fails: the adversarial inputs would catch that instead)
+    report = quick(original, after=after, adversarial=False)
     assert report.equivalence.passed
     assert report.after.syncs_per_call == report.before.syncs_per_call + 2
     assert not report.passed and "more syncs" in report.problems[0]
@@ -348,7 +358,9 @@ def test_more_syncs_fail_even_when_the_numbers_agree(original, tmp_path):
 def test_more_graph_breaks_fail(original, tmp_path):
     after = write(tmp_path, "after.py", ORIGINAL.replace(
         "    y = x @ w\n", "    y = x @ w\n    y = y * (1.0 if float(y.sum()) < 1e9 else 2.0)\n"))
-    report = quick(original, after=after, measure_breaks=True, backend="eager", trials=2)
+    # (NaN, inf and huge inputs take the other side: the adversarial inputs would catch it)
+    report = quick(original, after=after, measure_breaks=True, backend="eager", trials=2,
+                   adversarial=False)
     assert report.equivalence.passed
     assert report.after.graph_breaks == report.before.graph_breaks + 1
     assert any("more graph breaks" in p for p in report.problems)
@@ -409,12 +421,23 @@ def test_module_state_is_compared(tmp_path):
     assert "args[1].state_dict()['state'][0]['momentum_buffer']" in paths  # optimizer state
 
 
-def test_branch_never_taken_is_a_warning(original, tmp_path):
+def test_a_branch_never_driven_both_ways_fails_unless_allowed(original, tmp_path):
     after = write(tmp_path, "after.py", CORRECT)
-    report = quick(original, after=after, trials=1)  # seed 0 only: always over the limit
-    assert report.passed
+    # seed 0 only, no adversarial inputs: always over the limit
+    report = quick(original, after=after, trials=1, adversarial=False)
+    assert not report.passed
+    (problem,) = report.problems
+    assert "line 9" in problem and "not driven both ways" in problem
+    assert "--allow-untaken" in problem
+    report = quick(original, after=after, trials=1, adversarial=False, allow_untaken=True)
+    assert report.passed, report.problems
     (warning,) = report.equivalence.warnings
     assert "line 9" in warning and "true every time" in warning
+    # The adversarial inputs (zeros) drive the other side: proven.
+    report = quick(original, after=after, trials=1)
+    assert report.passed, report.problems
+    assert report.equivalence.adversarial_trials > 0
+    assert report.equivalence.warnings == []
 
 
 def test_without_after_the_fixer_output_is_verified(tmp_path):
@@ -440,10 +463,12 @@ def test_changes_and_instrumentation_find_the_touched_conditions():
     diff = changes(ORIGINAL, CORRECT)
     tree, probe = instrument(ORIGINAL, diff, "original.py")
     assert [(c.line, c.kind, c.why) for c in probe.conditions] == [(9, "if", "rewritten")]
-    namespace = {"__nosync_verify_branch__": probe}
+    namespace = {"__nosync_verify_branch__": probe, "__nosync_verify_value__": probe.value}
     exec(compile(tree, "original.py", "exec"), namespace)
     namespace["step"](torch.ones(2, 3) * 5, torch.eye(3))
     assert (probe.conditions[0].true, probe.conditions[0].false) == (1, 0)
+    # the value compared with the module-level LIMIT, for the tie trials
+    assert probe.conditions[0].threshold == "LIMIT" and probe.values == {0: 5.0}
 
 
 @pytest.mark.parametrize("old, new, same", [
@@ -847,3 +872,242 @@ def test_cli_takes_a_module_of_a_package(package, capsys, how):
     assert "result: PASS" in out and "package models" in out
     code, _, err = run_cli(["-m", "models.absent:step", "--no-timing"], capsys)
     assert code == 2 and "no Python source for module 'models.absent'" in err
+
+
+def test_extra_draws_from_numpys_generator_are_caught(tmp_path):
+    numpy = pytest.importorskip("numpy")
+    del numpy
+    before = write(tmp_path, "before.py", """
+        import numpy as np
+        import torch
+
+        def step(x):
+            return x * 2
+
+        def example_inputs(seed):
+            return (torch.ones(3),)
+        """)
+    after = write(tmp_path, "after.py", """
+        import numpy as np
+        import torch
+
+        def step(x):
+            jitter = 0.0 * np.random.random()  # a draw the original did not make
+            return x * 2 + jitter
+
+        def example_inputs(seed):
+            return (torch.ones(3),)
+        """)
+    report = quick(before, after=after)
+    assert not report.passed
+    assert any(f.path == "rng.numpy.position" for f in report.equivalence.failures)
+
+
+# -- adversarial inputs ------------------------------------------------------------------------
+
+
+def test_a_difference_only_on_nan_inputs_is_caught_and_named(original, tmp_path):
+    # `not (m > LIMIT)` is not `m <= LIMIT` when m is NaN: the seeds never show it.
+    negated = CORRECT.replace("torch.where(y.abs().max() > LIMIT, y / y.abs().max(), y)",
+                              "torch.where(y.abs().max() <= LIMIT, y, y / y.abs().max())")
+    after = write(tmp_path, "after.py", negated)
+    assert quick(original, after=after, adversarial=False, allow_untaken=True).passed
+    report = quick(original, after=after)
+    assert not report.passed
+    assert report.equivalence.failed_trials == 0 and report.equivalence.adversarial_failed
+    assert {f.input for f in report.equivalence.failures} >= {"nan"}
+    assert "adversarial input: nan" in render(report)
+    assert report.as_dict()["equivalence"]["failures"][0]["input"]
+
+
+EMPTY_LOOP = '''
+import torch
+
+
+def step(xs):
+    total = 0.0
+    for x in xs:
+        total += x.sum().item()
+    return total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.randn(3, generator=g) for _ in range(3)],)
+'''
+
+
+def test_a_difference_only_on_an_empty_loop_is_caught(tmp_path):
+    stacked = EMPTY_LOOP.replace(
+        "    total = 0.0\n    for x in xs:\n        total += x.sum().item()\n    return total\n",
+        "    return torch.stack([x.sum().double() for x in xs]).cumsum(0)[-1].item()\n")
+    assert stacked != EMPTY_LOOP
+    before = write(tmp_path, "before.py", EMPTY_LOOP)
+    after = write(tmp_path, "after.py", stacked)
+    assert quick(before, after=after, adversarial=False).equivalence.passed
+    report = quick(before, after=after)
+    assert not report.passed
+    assert {f.input for f in report.equivalence.failures} == {"empty"}
+    assert report.equivalence.adversarial_failed == 2  # the first two seeds
+
+
+def test_inputs_can_build_their_own_adversarial_inputs(tmp_path):
+    hinted = EMPTY_LOOP.replace(
+        "def example_inputs(seed):\n",
+        "def example_inputs(seed, adversarial=None):\n"
+        "    if adversarial is not None:\n"
+        "        return ([torch.full((2,), 7.0)],) if adversarial == 'one' else None\n")
+    before = write(tmp_path, "before.py", hinted)
+    after = write(tmp_path, "after.py", hinted.replace("total += x.sum().item()",
+                                                       "total += min(x.sum().item(), 5.0)"))
+    report = quick(before, after=after, adversarial=False)
+    assert report.passed  # the seeds' sums stay below 5
+    report = quick(before, after=after)
+    assert not report.passed
+    assert {f.input for f in report.equivalence.failures} == {"one"}
+    assert report.equivalence.adversarial_trials == 2  # only "one" was built, on two seeds
+
+
+def test_an_async_assert_may_raise_runtime_error_for_assertion_error(tmp_path):
+    checked = '''
+import torch
+
+
+def step(x):
+    assert x.sum().item() < 1e3, "too large"
+    return x * 2
+
+
+def example_inputs(seed):
+    return (torch.full((3,), float(seed)),)
+'''
+    before = write(tmp_path, "before.py", checked)
+    after = write(tmp_path, "after.py", checked.replace(
+        "    assert x.sum().item() < 1e3, \"too large\"\n",
+        "    torch._assert_async(x.sum() < 1e3, \"too large\")\n"))
+    report = quick(before, after=after, rules=["NSY401"])  # "large" makes both raise
+    assert report.passed, report.equivalence.failures
+    report = quick(before, after=after)  # no rule that allows it: another exception type
+    assert not report.passed
+    assert any("raised AssertionError before, RuntimeError after" in f.detail
+               for f in report.equivalence.failures)
+
+
+# -- graphs kept alive -------------------------------------------------------------------------
+
+TRAINING = '''
+import torch
+
+
+def step(model, opt, batches):
+    total = 0.0
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total
+
+
+def example_inputs(seed):
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(3, 1)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), [torch.randn(4, 3)
+                                                                 for _ in range(3)]
+'''
+
+
+@pytest.mark.parametrize("accumulate, kept", [
+    ("loss.detach().double()", False),
+    ("loss.double()", True),  # same values, every step's graph kept alive
+])
+def test_an_accumulator_attached_to_the_autograd_graph_fails(tmp_path, accumulate, kept):
+    rewrite = TRAINING.replace("        total += loss.item()\n",
+                               f"        total += {accumulate}\n").replace(
+        "    return total\n", "    return float(total)\n")
+    before = write(tmp_path, "before.py", TRAINING)
+    report = quick(before, after=write(tmp_path, "after.py", rewrite))
+    assert report.equivalence.passed, report.equivalence.failures
+    assert report.passed is not kept, report.problems
+    assert report.before.retention.per_call == 0
+    if kept:
+        (problem,) = report.problems
+        assert "keeps autograd graphs alive after backward()" in problem and "line 12" in problem
+        assert report.as_dict()["after"]["graph_retention"] == 6  # .double() and += per step
+
+
+def test_cli_allow_untaken_and_no_adversarial(original, tmp_path, capsys):
+    after = str(write(tmp_path, "after.py", CORRECT))
+    base = [str(original), "--entry", "step", "--after", after, "--trials", "1", "--no-timing",
+            "--backend", "eager", "--device", "cpu", "--no-adversarial"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(base)
+    assert exit_info.value.code == 1
+    assert "not driven both ways" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main([*base, "--allow-untaken"])
+    assert exit_info.value.code == 0
+
+
+def test_a_skip_at_a_reworded_line_where_the_original_skipped_is_not_moved(tmp_path):
+    loop = '''
+import torch
+
+
+def step(x):
+    total = 0.0
+    for row in x:
+        if not torch.isfinite(row.sum()):
+            continue
+        total += float(row.max())
+    return total
+
+
+def example_inputs(seed):
+    return (torch.arange(6.0).reshape(3, 2) + seed,)
+'''
+    reworded = loop.replace("        if not torch.isfinite(row.sum()):\n",
+                            "        if not bool(torch.isfinite(row.sum())):\n")
+    report = quick(write(tmp_path, "loop.py", loop), after=write(tmp_path, "same.py", reworded),
+                   measure_breaks=True, adversarial=False, allow_untaken=True)
+    assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
+    assert report.passed, report.problems
+
+
+def test_a_threshold_is_tried_at_the_compared_value_and_its_neighbours(original, tmp_path):
+    # `>` became `>=`: only a value exactly at LIMIT tells them apart.
+    at_tie = CORRECT.replace("y.abs().max() > LIMIT", "y.abs().max() >= LIMIT")
+    report = quick(original, after=write(tmp_path, "after.py", CORRECT))
+    assert report.passed, report.problems  # the right rewrite agrees at and next to the tie
+    report = quick(original, after=write(tmp_path, "tie.py", at_tie))
+    assert not report.passed
+    assert report.equivalence.failed_trials == 0
+    (given,) = {f.input for f in report.equivalence.failures}
+    assert given.startswith("LIMIT = ")
+
+
+def test_a_blocking_copy_in_place_of_a_read_fails(tmp_path):
+    source = '''
+import torch
+
+
+def step(xs):
+    total = 0.0
+    for x in xs:
+        total += x.sum().item()
+    return total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.randn(3, generator=g) for _ in range(3)],)
+'''
+    copied = source.replace("        total += x.sum().item()\n",
+                            "        total += x.sum().cpu().double()\n").replace(
+        "    return total\n", "    return float(total)\n")
+    before = write(tmp_path, "before.py", source)
+    report = quick(before, after=write(tmp_path, "after.py", copied))
+    assert report.equivalence.passed, report.equivalence.failures
+    assert any("copies to the host" in p and "line 8" in p for p in report.problems), \
+        report.problems

@@ -70,12 +70,21 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
 @click.option("--no-timing", is_flag=True,
               help="Skip the timing: equivalence, syncs and graph breaks only (the entry is "
                    "still compiled once, with --backend).")
+@click.option("--no-adversarial", is_flag=True,
+              help="Compare on the seeded inputs only, not also on adversarial ones (NaN, "
+                   "+-inf, zeros, negative and huge values, empty and one-element lists, on "
+                   "the first two seeds; an --inputs function with an `adversarial` keyword "
+                   "builds its own).")
+@click.option("--allow-untaken", is_flag=True,
+              help="Pass although a condition of the rewrite was not driven both ways by "
+                   "the trials (a warning, not a failure).")
 def command(file: str | None, module: str | None, entry: str | None, inputs: str,
             after: str | None, device: str, trials: int, seed: int, compiled_trials: int,
             backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
             rules: tuple[str, ...],
-            threads: int | None, no_timing: bool) -> int:
+            threads: int | None, no_timing: bool, no_adversarial: bool,
+            allow_untaken: bool) -> int:
     """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
 
     Runs FILE and its rewrite (the fixer's output, or --after) side by side on
@@ -103,7 +112,8 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
                         seed=seed, backend=backend, repeat=repeat, select=_codes(select),
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
                         measure_time=not no_timing, threads=threads or None,
-                        compiled_trials=compiled_trials, rules=_codes(rules))
+                        compiled_trials=compiled_trials, rules=_codes(rules),
+                        adversarial=not no_adversarial, allow_untaken=allow_untaken)
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
     text = render(report)

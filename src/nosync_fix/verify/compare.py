@@ -28,6 +28,7 @@ import enum
 import math
 import random
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,6 +239,14 @@ def rng_state(device: str) -> dict[str, Any]:
         for index, cuda_state in enumerate(torch.cuda.get_rng_state_all()):
             state[f"rng.cuda[{index}]"] = cuda_state
     state["rng.python"] = random.getstate()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # seeded for both versions (loading.seed_everything): compare it too
+        try:
+            _name, keys, position, has_gauss, gauss = numpy.random.get_state()
+        except Exception:  # an unusual numpy: nothing to compare
+            return state
+        state["rng.numpy"] = torch.from_numpy(numpy.array(keys, dtype=numpy.int64))
+        state["rng.numpy.position"] = (int(position), int(has_gauss), float(gauss))
     return state
 
 

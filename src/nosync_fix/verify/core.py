@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import difflib
+import math
 import os
 import platform
 import sys
@@ -38,6 +40,7 @@ from typing import Any
 
 import torch
 
+from . import adversarial as adversarial_inputs
 from .breaks import (
     REPEATS,
     BreakReport,
@@ -58,9 +61,10 @@ from .compare import (
     rng_state,
     tolerance_for,
 )
-from .coverage import PROBE, Condition, changes, instrument
+from .coverage import PROBE, VALUE, Condition, changes, instrument
 from .loading import (
     LoadedModules,
+    NoAdversarialInput,
     Source,
     VerifyUsageError,
     flush_deferred_output,
@@ -71,6 +75,7 @@ from .loading import (
     quiet,
     seed_everything,
 )
+from .retention import Retention, watch_retention
 from .syncs import SyncCount, count_syncs
 from .timing import Timed, Timing, noise_band, time_group
 
@@ -87,6 +92,8 @@ class VersionReport:
     filename: str
     breaks: BreakReport = field(default_factory=BreakReport)
     syncs: SyncCount = field(default_factory=SyncCount)
+    #: Operations that extended an autograd graph after backward() consumed it.
+    retention: Retention = field(default_factory=Retention)
     eager: Timing | None = None
     compiled: Timing | None = None
     compile_s: float | None = None
@@ -149,6 +156,12 @@ class VersionReport:
                 {"line": line or None, "kind": kind, "per_call": _round(n / calls),
                  "source": _line(lines, line)}
                 for (line, kind), n in sorted(self.syncs.by_site.items())],
+            "graph_retention": _round(self.retention.per_call) if self.retention.calls
+            else None,
+            "graph_retention_sites": [
+                {"line": line or None, "per_call": _round(n / (self.retention.calls or 1)),
+                 "source": _line(lines, line)}
+                for line, n in sorted(self.retention.by_line.items())],
             "cuda_sync_warnings": _round(self.syncs.cuda_sync_warnings / calls)
             if self.syncs.calls else None,
             "eager_ms": _round(self.eager_ms),
@@ -170,6 +183,8 @@ class Failure:
     seed: int
     path: str
     detail: str
+    #: The adversarial input of the trial (a kind of :mod:`.adversarial`), "" for a seed's own.
+    input: str = ""
 
 
 @dataclass
@@ -188,6 +203,9 @@ class Equivalence:
     #: Trials also run compiled, and how many of those the compiled rewrite failed.
     compiled_trials: int = 0
     compiled_failed: int = 0
+    #: Calls on adversarial inputs (see :mod:`.adversarial`), and how many of them differed.
+    adversarial_trials: int = 0
+    adversarial_failed: int = 0
 
     @property
     def vacuous(self) -> bool:
@@ -197,11 +215,12 @@ class Equivalence:
     @property
     def passed(self) -> bool:
         return (self.fatal is None and self.failed_trials == 0 and self.trials > 0
-                and self.compiled_failed == 0 and not self.vacuous)
+                and self.compiled_failed == 0 and self.adversarial_failed == 0
+                and not self.vacuous)
 
     def as_dict(self) -> dict[str, Any]:
-        failures = [{"trial": f.trial, "seed": f.seed, "path": f.path, "detail": f.detail}
-                    for f in self.failures]
+        failures = [{"trial": f.trial, "seed": f.seed, "input": f.input or None,
+                     "path": f.path, "detail": f.detail} for f in self.failures]
         if self.fatal:
             failures.insert(0, {"trial": None, "seed": None, "path": "", "detail": self.fatal})
         return {
@@ -210,6 +229,8 @@ class Equivalence:
             "failed_trials": self.failed_trials,
             "compiled_trials": self.compiled_trials,
             "compiled_failed_trials": self.compiled_failed,
+            "adversarial_trials": self.adversarial_trials,
+            "adversarial_failed_trials": self.adversarial_failed,
             "max_abs_diff": self.max_abs_diff,
             "failures": failures,
             "branch_coverage": [
@@ -249,6 +270,8 @@ class Report:
     control: dict[str, Timing] = field(default_factory=dict)
     #: Timing was asked for (False: --no-timing).
     timed: bool = True
+    #: A rewritten condition that no trial drove both ways is accepted (--allow-untaken).
+    allow_untaken: bool = False
     torch_version: str = torch.__version__
     python_version: str = platform.python_version()
     threads: int = field(default_factory=torch.get_num_threads)
@@ -273,6 +296,13 @@ class Report:
         elif not self.equivalence.passed:
             found.append("the rewritten code does not behave like the original"
                          if self.equivalence.trials else "no trial could be run")
+        if self.equivalence.trials and not self.equivalence.fatal and not self.allow_untaken:
+            found.extend(
+                f"line {c.line}: `{c.text}` ({c.why}) was not driven both ways "
+                f"(true {c.true}, false {c.false}): the rewrite of its untaken side is "
+                "unproven (--allow-untaken accepts this)"
+                for c in sorted(self.equivalence.branch_coverage, key=lambda c: c.line)
+                if not c.both_ways)
         b, a = self.before.graph_breaks, self.after.graph_breaks
         if b is not None and a is not None and a > b:
             found.append(f"more graph breaks after the rewrite ({b} -> {a})")
@@ -282,12 +312,27 @@ class Report:
         if a is not None and self.after.breaks.lower_bound:
             moved = self.after.breaks.skipped_sites(self.after_lines) - \
                 self.before.breaks.skipped_sites(self.before_lines)
+            # A skip at a line the rewrite only reworded, where the original skipped too,
+            # is the same skip: not moved.
+            before_lines = {r.line for r in self.before.breaks.reasons if r.frame_skipped}
+            to_before = _line_map(self.after_lines, self.before_lines)
+            moved -= {(r.reason, _line(self.after_lines, r.line) or "")
+                      for r in self.after.breaks.reasons
+                      if r.frame_skipped and to_before.get(r.line) in before_lines}
             if moved or (b is not None and not self.before.breaks.lower_bound):
                 found.append("graph breaks not proven: dynamo skips a frame of the rewritten "
                              "code at a break the original did not skip at (" + "; ".join(
                                  sorted(f"{text or reason}" for reason, text in moved))
                              + "), so both counts are lower bounds")
         found.extend(self._repeat_problems())
+        rb, ra = self.before.retention, self.after.retention
+        if rb.calls and ra.calls and ra.per_call > rb.per_call + 1e-9:
+            lines = ", ".join(str(line) for line in sorted(ra.by_line) if line) or "?"
+            found.append(f"the rewritten code keeps autograd graphs alive after backward() "
+                         f"({_fmt(rb.per_call)} -> {_fmt(ra.per_call)} operations per call "
+                         f"build on a graph backward() consumed, line {lines}): a tensor "
+                         "accumulated or kept without .detach()")
+        found.extend(self._copies_for_reads())
         sb, sa = self.before.syncs_per_call, self.after.syncs_per_call
         if sb is not None and sa is not None and sa > sb + 1e-9:
             found.append(f"more syncs per call after the rewrite ({_fmt(sb)} -> {_fmt(sa)})")
@@ -295,6 +340,28 @@ class Report:
             found.append("the rewritten code does not compile: " + self.after.compile_error)
         if self.after.eager_error and not self.before.eager_error:
             found.append("the rewritten code fails when timed: " + self.after.eager_error)
+        return found
+
+    def _copies_for_reads(self) -> list[str]:
+        """Rewritten lines that copy to the host (``.cpu()``) as often as the lines they
+        replace read it: the sync was moved, not removed."""
+        before, after = self.before.syncs, self.after.syncs
+        if not before.calls or not after.calls:
+            return []
+        read_at: Counter[int] = Counter()
+        for (line, _kind), n in before.by_site.items():
+            read_at[line] += n
+        replaced = _replaced_blocks(self.after_lines, self.before_lines)
+        found = []
+        for (line, kind), n in sorted(after.by_site.items()):
+            if kind != "to host" or line not in replaced:
+                continue
+            original = max((read_at[i] for i in replaced[line]), default=0) / before.calls
+            if original and n / after.calls >= original - 1e-9:
+                found.append(f"line {line} of the rewrite copies to the host "
+                             f"({_fmt(n / after.calls)} per call) where the line it replaces "
+                             f"read ({_fmt(original)} per call): a blocking copy in place of "
+                             "the read moves the sync, it does not remove it")
         return found
 
     def _repeat_problems(self) -> list[str]:
@@ -380,6 +447,7 @@ class Report:
             "within_noise": self.within_noise,
             "control": {k: v.as_dict() for k, v in self.control.items()},
             "timed": self.timed,
+            "allow_untaken": self.allow_untaken,
             "passed": self.passed,
             "problems": self.problems,
             "exit_code": self.exit_code,
@@ -400,6 +468,44 @@ def _ratio(before: float | None, after: float | None) -> float | None:
     if before is None or after is None or after <= 0:
         return None
     return before / after
+
+
+def _tie_values(value: Any) -> list[float]:
+    """The value a threshold was compared with, and the floats just below and above it."""
+    if value is None:
+        return []
+    try:
+        number = float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return []
+    if not math.isfinite(number):
+        return []
+    single = torch.tensor(number, dtype=torch.float32)
+    if float(single) == number:  # a float32 value: its float32 neighbours (a neighbour
+        # between two float32 numbers would only test how float32 rounds the threshold)
+        return [number] + [float(torch.nextafter(single, torch.tensor(direction)))
+                           for direction in (-math.inf, math.inf)]
+    return [number, math.nextafter(number, -math.inf), math.nextafter(number, math.inf)]
+
+
+def _replaced_blocks(new: list[str], old: list[str]) -> dict[int, range]:
+    """Lines of ``new`` that replace lines of ``old`` -> those lines of ``old``."""
+    blocks: dict[int, range] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace":
+            blocks.update({j + 1: range(i1 + 1, i2 + 1) for j in range(j1, j2)})
+    return blocks
+
+
+def _line_map(new: list[str], old: list[str]) -> dict[int, int]:
+    """Line numbers of ``new`` -> the line of ``old`` they are or replace one for one."""
+    mapping: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            mapping.update({j + 1: i1 + (j - j1) + 1 for j in range(j1, j2)})
+    return mapping
 
 
 def _line(lines: list[str], number: int) -> str | None:
@@ -458,6 +564,8 @@ def verify(
     threads: int | None = 1,
     compiled_trials: int = 3,
     rules: Iterable[str] | None = None,
+    adversarial: bool = True,
+    allow_untaken: bool = False,
 ) -> Report:
     """Verify the rewrite of ``file``: the fixer's output, or the file ``after``.
 
@@ -468,6 +576,10 @@ def verify(
     the fixer cannot parse); everything the code under test does wrong is in the
     report instead. ``threads`` sets torch's intra-op threads for the run: one by
     default, which keeps timings steady on a busy machine (None: torch's choice).
+    ``adversarial``: also compare the two versions on the inputs of
+    :mod:`.adversarial` (NaN, ±inf, empty loops ...). A condition of the rewrite
+    that the trials never drove both ways fails verification unless
+    ``allow_untaken``.
     """
     if trials < 1 or repeat < 1 or warmup < 0 or compiled_trials < 0:
         raise VerifyUsageError("trials and repeat must be at least 1, warmup and "
@@ -504,7 +616,7 @@ def verify(
         equivalence=Equivalence(), changed=after_text != before_text, fixes=fixes,
         remaining_findings=remaining, tolerance=tolerance, tolerance_rules=tolerance_rules,
         before_lines=before_text.splitlines(),
-        after_lines=after_text.splitlines(), timed=measure_time)
+        after_lines=after_text.splitlines(), timed=measure_time, allow_untaken=allow_untaken)
     if device == "cpu":
         report.notes.append(CPU_NOTE)
     if not report.changed:
@@ -523,6 +635,7 @@ def verify(
             _Verification(report, before, rewritten, modules, entry, inputs, device, backend,
                           repeat, warmup, rtol, atol,
                           compiled_trials if measure_breaks or measure_time else 0,
+                          adversarial=adversarial, codes=codes,
                           ).run(breaks=measure_breaks, timing=measure_time)
         finally:
             modules.close()
@@ -564,12 +677,14 @@ class _Run:
     printed: Printed = field(default_factory=Printed)
     rng: dict[str, Any] = field(default_factory=dict)
     syncs: SyncCount = field(default_factory=SyncCount)
+    retention: Retention = field(default_factory=Retention)
 
 
 class _Verification:
     def __init__(self, report: Report, before: Source, after: Source, modules: LoadedModules,
                  entry: str, inputs: str, device: str, backend: str, repeat: int, warmup: int,
-                 rtol: float | None, atol: float | None, compiled_trials: int = 0) -> None:
+                 rtol: float | None, atol: float | None, compiled_trials: int = 0,
+                 adversarial: bool = False, codes: Iterable[str] = ()) -> None:
         self.report = report
         self.before, self.after = before, after
         self.modules = modules
@@ -578,6 +693,9 @@ class _Verification:
         self.repeat, self.warmup = repeat, warmup
         self.rtol, self.atol = rtol, atol
         self.compiled_trials = compiled_trials
+        self.adversarial = adversarial
+        #: The rules the rewrite applies (some change what an exception looks like).
+        self.codes = set(codes)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -632,7 +750,7 @@ class _Verification:
         diff = changes(self.before.text, self.after.text)
         tree, probe = instrument(self.before.text, diff, self.before.filename)
         equivalence.branch_coverage = probe.conditions
-        extra = {PROBE: probe}
+        extra = {PROBE: probe, VALUE: probe.value}
         for trial in range(report.trials):
             seed = report.seed + trial
             old = self._call(self.before, seed, tree=tree, extra_globals=extra)
@@ -652,6 +770,8 @@ class _Verification:
                     f"{old.raised.type_name}: {_first_line(old.raised.message)}")
             report.before.syncs.add(old.syncs)
             report.after.syncs.add(new.syncs)
+            report.before.retention.add(old.retention)
+            report.after.retention.add(new.retention)
             comparison = self._compare(old, new)
             equivalence.trials += 1
             equivalence.max_abs_diff = max(equivalence.max_abs_diff, comparison.max_abs_diff)
@@ -664,15 +784,69 @@ class _Verification:
             self._compare_warnings(old, new, equivalence)
             if trial < self.compiled_trials:
                 self._compiled_trial(trial, seed, old)
+        if self.adversarial:
+            for trial in range(min(adversarial_inputs.SEEDS, report.trials)):
+                for kind in adversarial_inputs.KINDS:
+                    self._adversarial_trial(trial, report.seed + trial, kind, tree, extra)
+            for condition in probe.conditions:
+                for value in _tie_values(probe.values.get(condition.index)):
+                    if condition.threshold:
+                        self._adversarial_trial(0, report.seed, f"{condition.threshold} = "
+                                                f"{value!r}", tree, extra,
+                                                {condition.threshold: value})
         for condition in probe.conditions:
-            warning = condition.warning(report.trials)
+            warning = condition.warning(report.trials, equivalence.adversarial_trials)
             if warning:
                 equivalence.warnings.append(warning)
 
-    def _call(self, source: Source, seed: int, **options: Any) -> _Run:
+    def _adversarial_trial(self, trial: int, seed: int, kind: str, tree: Any,
+                           extra: dict[str, Any], overrides: dict[str, Any] | None = None,
+                           ) -> None:
+        """Both versions on the same adversarial input; a skipped kind changes nothing.
+        With ``overrides`` (a threshold set to the value compared with it), the seed's own
+        inputs are used and those module globals replaced in both versions."""
+        equivalence = self.report.equivalence
+        try:
+            old = self._call(self.before, seed, tree=tree, extra_globals=extra,
+                             adversarial=None if overrides else kind, overrides=overrides)
+        except NoAdversarialInput:
+            return
+        try:
+            new = self._call(self.after, seed, adversarial=None if overrides else kind,
+                             overrides=overrides)
+        except NoAdversarialInput:
+            return
+        except Exception as error:
+            new = None
+            differences = [("preparing the rewritten version",
+                            f"{type(error).__name__}: {_first_line(str(error))}")]
+        if new is not None:
+            differences = [(d.path, d.detail) for d in self._compare(old, new).differences]
+        equivalence.adversarial_trials += 1
+        if differences:
+            equivalence.adversarial_failed += 1
+            room = MAX_FAILURES - len(equivalence.failures)
+            equivalence.failures.extend(
+                Failure(trial, seed, path, detail, input=kind)
+                for path, detail in differences[:max(0, min(room, 5))])
+
+    def _call(self, source: Source, seed: int, adversarial: str | None = None,
+              overrides: dict[str, Any] | None = None, **options: Any) -> _Run:
         try:
             module, entry, inputs = self._load(source, seed, **options)
-            args, kwargs = make_inputs(inputs, seed, self.device, source.name)
+            if overrides:
+                current = [module.__dict__.get(name) for name in overrides]
+                if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in current):
+                    raise NoAdversarialInput("not a numeric module global")
+                module.__dict__.update(overrides)
+            args, kwargs = make_inputs(inputs, seed, self.device, source.name, adversarial)
+            if adversarial is not None and not adversarial_inputs.accepts_hint(inputs):
+                args, kwargs, changed = adversarial_inputs.perturb(args, kwargs, adversarial)
+                if not changed:
+                    raise NoAdversarialInput(adversarial)
+        except NoAdversarialInput:
+            raise
         except Exception as error:
             if source is self.before and not isinstance(error, VerifyUsageError):
                 raise VerifyUsageError(
@@ -683,7 +857,8 @@ class _Verification:
         with quiet():  # what earlier uncaptured calls deferred must not land in this capture
             flush_deferred_output()
         seed_everything(seed)
-        with captured() as printed, count_syncs(source.filename, self.device) as syncs:
+        with captured() as printed, count_syncs(source.filename, self.device) as syncs, \
+                watch_retention(source.filename) as retention:
             try:
                 run.result = entry(*args, **kwargs)
             except Exception as error:
@@ -695,7 +870,7 @@ class _Verification:
                     print(f"[deferred output failed: {type(error).__name__}: {error}]",
                           file=sys.stderr)
         run.rng = rng_state(self.device)
-        run.printed, run.syncs = printed, syncs
+        run.printed, run.syncs, run.retention = printed, syncs, retention
         return run
 
     def _call_compiled(self, source: Source, seed: int) -> _Run:
@@ -756,12 +931,19 @@ class _Verification:
         shared = sorted(set(_state_globals(old.module)) & set(_state_globals(new.module)))
         observations = []
         for run in (old, new):
+            raised = run.raised
+            if (run is new and "NSY401" in self.codes and old.raised is not None
+                    and raised is not None and old.raised.type_name == "AssertionError"
+                    and raised.type_name == "RuntimeError"):
+                # NSY401's torch._assert_async raises RuntimeError with the same message
+                # where the assert raised AssertionError (its page says so).
+                raised = Raised("AssertionError", raised.message)
             observer = Observer(run.module.__name__)
             observer.add("args", run.args)
             if run.kwargs:
                 observer.add("kwargs", run.kwargs)
-            if run.raised is not None:
-                observer.leaves["raised"] = run.raised
+            if raised is not None:
+                observer.leaves["raised"] = raised
             else:
                 observer.add("result", run.result)
             for name in shared:

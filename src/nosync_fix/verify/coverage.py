@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 PROBE = "__nosync_verify_branch__"
+#: Records the value compared with a module-level threshold (see :func:`instrument`).
+VALUE = "__nosync_verify_value__"
 
 
 @dataclass
@@ -33,20 +35,25 @@ class Condition:
     kind: str  # "if", "while", "assert", "conditional expression", "comprehension if"
     true: int = 0
     false: int = 0
+    #: The module global the test compares with (``x.item() < MAX_NORM``), if any: the
+    #: verifier sets it to the compared value to try the tie.
+    threshold: str | None = None
 
     @property
     def both_ways(self) -> bool:
         return self.true > 0 and self.false > 0
 
-    def warning(self, trials: int) -> str | None:
+    def warning(self, trials: int, adversarial: int = 0) -> str | None:
         if self.both_ways:
             return None
         where = f"line {self.line}: `{self.text}`"
+        runs = f"{trials} trials" + (f" and {adversarial} adversarial inputs" if adversarial
+                                     else "")
         if self.true == 0 and self.false == 0:
-            return f"{where} ({self.why}) was never reached in {trials} trials"
+            return f"{where} ({self.why}) was never reached in {runs}"
         side = "true" if self.false == 0 else "false"
         never = "false" if side == "true" else "true"
-        return (f"{where} ({self.why}) was {side} every time in {trials} trials; "
+        return (f"{where} ({self.why}) was {side} every time in {runs}; "
                 f"the {never} branch of the rewrite is untested")
 
 
@@ -55,6 +62,13 @@ class BranchProbe:
     """Counts outcomes; installed in the instrumented module under :data:`PROBE`."""
 
     conditions: list[Condition] = field(default_factory=list)
+    #: Condition index -> the first value compared with its threshold (a tensor is cloned).
+    values: dict[int, object] = field(default_factory=dict)
+
+    def value(self, index: int, value: object) -> object:
+        if index not in self.values:
+            self.values[index] = _keep(value)
+        return value
 
     def __call__(self, index: int, value: object) -> bool:
         outcome = bool(value)
@@ -165,6 +179,32 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _keep(value: object) -> object:
+    detach = getattr(value, "detach", None)
+    if callable(detach):
+        try:
+            return detach().clone()  # type: ignore[union-attr]
+        except Exception:
+            return None
+    return value
+
+
+def threshold_of(test: ast.expr) -> tuple[ast.Compare, str, int] | None:
+    """``(comparison, NAME, side)`` when ``test`` (or ``not test``) compares one value with
+    a bare name (``x.item() < MAX_NORM``): side 0 is the left operand, 1 the right."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(
+            test.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Name) and not isinstance(left, (ast.Name, ast.Constant)):
+        return test, right.id, 0
+    if isinstance(left, ast.Name) and not isinstance(right, (ast.Name, ast.Constant)):
+        return test, left.id, 1
+    return None
+
+
 class _Instrument(ast.NodeTransformer):
     def __init__(self, wanted: dict[int, int]) -> None:
         self.wanted = wanted  # id(test node) -> condition index
@@ -173,6 +213,17 @@ class _Instrument(ast.NodeTransformer):
         index = self.wanted.get(id(test))
         if index is None:
             return test
+        found = threshold_of(test)
+        if found is not None:  # record the value compared with the threshold
+            compare, _name, side = found
+            operand = compare.left if side == 0 else compare.comparators[0]
+            recorded = ast.copy_location(ast.Call(
+                func=ast.Name(VALUE, ast.Load()), args=[ast.Constant(index), operand],
+                keywords=[]), operand)
+            if side == 0:
+                compare.left = recorded
+            else:
+                compare.comparators = [recorded]
         call = ast.Call(func=ast.Name(PROBE, ast.Load()),
                         args=[ast.Constant(index), test], keywords=[])
         return ast.copy_location(call, test)
@@ -190,6 +241,9 @@ def instrument(source: str, diff: Changes, filename: str) -> tuple[ast.Module, B
     """The original, parsed, with the watched conditions wrapped in the probe."""
     tree = ast.parse(source, filename=filename)
     watched = watched_conditions(source, tree, diff)
+    for test, condition in watched:
+        found = threshold_of(test)
+        condition.threshold = found[1] if found else None
     probe = BranchProbe([condition for _, condition in watched])
     transformer = _Instrument({id(test): condition.index for test, condition in watched})
     tree = ast.fix_missing_locations(transformer.visit(tree))

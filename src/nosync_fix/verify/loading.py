@@ -189,17 +189,30 @@ def function(module: types.ModuleType, name: str, role: str, filename: str) -> C
     return value
 
 
+class NoAdversarialInput(Exception):
+    """The inputs function returned None for an ``adversarial=`` kind: nothing to try."""
+
+
 def make_inputs(inputs: Callable[..., Any], seed: int, device: str,
-                filename: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+                filename: str, adversarial: str | None = None,
+                ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Call the inputs function and normalise what it returns to ``(args, kwargs)``.
 
     The device is passed as ``device=`` when the function accepts it; otherwise
     tensors and modules in the result are moved to the device afterwards.
+    ``adversarial`` (a kind of :mod:`.adversarial`) is passed as ``adversarial=``
+    to a function that takes that keyword; a None it returns raises
+    :class:`NoAdversarialInput`.
     """
     accepts_device = _accepts(inputs, "device")
+    options: dict[str, Any] = {"device": device} if accepts_device else {}
+    if adversarial is not None and _has_parameter(inputs, "adversarial"):
+        options["adversarial"] = adversarial
     seed_everything(seed)
     with quiet():
-        value = inputs(seed, device=device) if accepts_device else inputs(seed)
+        value = inputs(seed, **options)
+    if value is None and "adversarial" in options:
+        raise NoAdversarialInput(adversarial)
     if isinstance(value, list):
         value = tuple(value)
     if not isinstance(value, tuple):
@@ -214,6 +227,14 @@ def make_inputs(inputs: Callable[..., Any], seed: int, device: str,
     if not accepts_device and device != "cpu":
         args, kwargs = _to_device((args, kwargs), device)
     return args, kwargs
+
+
+def _has_parameter(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` has a parameter called ``name`` (``**kwargs`` does not count)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

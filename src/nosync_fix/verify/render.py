@@ -97,6 +97,11 @@ def table(report: Report) -> list[str]:
          _num(a.breaks.frames_skipped if a.graph_breaks is not None else None), ""),
         (reads, _num(b.syncs_per_call), _num(a.syncs_per_call),
          _change(b.syncs_per_call, a.syncs_per_call)),
+        ("graph kept after backward / call",
+         _num(b.retention.per_call if b.retention.calls else None),
+         _num(a.retention.per_call if a.retention.calls else None),
+         _change(b.retention.per_call if b.retention.calls else None,
+                 a.retention.per_call if a.retention.calls else None)),
         ("eager ms", _ms(b, False), _ms(a, False),
          _speedup(speedup["eager"], report.noise["eager"])),
         ("  fastest call", _fastest(b, False), _fastest(a, False), ""),
@@ -110,7 +115,7 @@ def table(report: Report) -> list[str]:
          _change(b.eager_calls, a.eager_calls)),
     ]
     if report.device != "cpu":
-        rows.insert(5, ("cuda sync warnings / call",
+        rows.insert(6, ("cuda sync warnings / call",
                         _num(b.syncs.cuda_sync_warnings / b.syncs.calls if b.syncs.calls
                              else None),
                         _num(a.syncs.cuda_sync_warnings / a.syncs.calls if a.syncs.calls
@@ -131,12 +136,16 @@ def _equivalence_line(report: Report) -> str:
         return f"equivalence: NOT TESTED: the original raised on all {eq.trials} trials"
     compiled = (f", {eq.compiled_trials} also compiled ({report.backend}) against the eager "
                 f"original" if eq.compiled_trials else ", not compared compiled")
+    if eq.adversarial_trials:
+        compiled += f", {eq.adversarial_trials} adversarial inputs"
     if eq.passed:
         return (f"equivalence: passed ({eq.trials} trials{compiled}, max abs diff "
                 f"{eq.max_abs_diff:.3g})")
     failed = f"{eq.failed_trials} of {eq.trials} trials"
     if eq.compiled_failed:
         failed += f" and {eq.compiled_failed} of {eq.compiled_trials} compiled trials"
+    if eq.adversarial_failed:
+        failed += f" and {eq.adversarial_failed} of {eq.adversarial_trials} adversarial inputs"
     return f"equivalence: FAILED in {failed} (max abs diff {eq.max_abs_diff:.3g})"
 
 
@@ -199,7 +208,8 @@ def render(report: Report) -> str:
     out.append(_equivalence_line(report))
     eq = report.equivalence
     for failure in eq.failures:
-        out.append(f"  trial {failure.trial} (seed {failure.seed}): {failure.path}: "
+        given = f", adversarial input: {failure.input}" if failure.input else ""
+        out.append(f"  trial {failure.trial} (seed {failure.seed}{given}): {failure.path}: "
                    f"{failure.detail}")
     if eq.failed_trials and len(eq.failures) >= 20:
         out.append("  (more failures not listed)")

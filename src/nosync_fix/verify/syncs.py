@@ -21,7 +21,9 @@ counter is for eager runs only; graph breaks are measured separately.
 
 On an accelerator, a read of a CPU tensor is not a sync and is not counted.
 On a CPU run every read is counted: there is no device queue, so what is
-counted are the reads that would be syncs on an accelerator.
+counted are the reads that would be syncs on an accelerator; copies to the CPU
+(``.cpu()``, ``.to("cpu")``) are counted as well, although they copy nothing
+there.
 """
 
 from __future__ import annotations
@@ -156,7 +158,12 @@ class _Reads:
         if name in ("__getitem__", "__setitem__") and len(args) >= 2:
             return "boolean mask" if self.counts(subject) and _has_mask(args[1]) else None
         if name in ("cpu", "to", "copy_"):
-            return "to host" if _is_device_to_host(name, args, kwargs) else None
+            if _is_device_to_host(name, args, kwargs):
+                return "to host"
+            # On a CPU run the copy is a no-op, but on an accelerator the same line is a
+            # blocking device-to-host copy: count it like the other reads.
+            return "to host" if self.count_cpu and _is_copy_to_cpu(name, args, kwargs) \
+                else None
         return None
 
     def aten_read(self, func: Any, args: tuple, kwargs: dict) -> str | None:
@@ -238,6 +245,25 @@ def _is_device_to_host(name: str, args: tuple, kwargs: dict) -> bool:
     for target in targets:
         if isinstance(target, torch.Tensor):
             return target.device.type == "cpu"
+        if isinstance(target, (str, torch.device)):
+            try:
+                return torch.device(target).type == "cpu"
+            except (RuntimeError, TypeError):
+                return False
+    return False
+
+
+def _is_copy_to_cpu(name: str, args: tuple, kwargs: dict) -> bool:
+    """``t.cpu()`` or ``t.to("cpu")`` (any tensor): a device-to-host copy wherever ``t``
+    lives on an accelerator."""
+    subject = args[0] if args else None
+    if not isinstance(subject, torch.Tensor) or kwargs.get("non_blocking") is True:
+        return False
+    if name == "cpu":
+        return True
+    if name != "to":
+        return False
+    for target in [*args[1:], kwargs.get("device")]:
         if isinstance(target, (str, torch.device)):
             try:
                 return torch.device(target).type == "cpu"
