@@ -132,11 +132,64 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
     return report.exit_code
 
 
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
+                                 "allow_interspersed_args": False,
+                                 "ignore_unknown_options": True})
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+              show_default=True, help="Where reads count: on CUDA only reads of tensors on "
+                                      "the GPU; on a CPU every read, as it would sync there.")
+@click.option("--no-breaks", is_flag=True,
+              help="Run the script once, counting reads only (no run for graph breaks).")
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Show the N lines with the most reads and breaks.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
+              default=None, metavar="OUT", help="Also write the profile as JSON ('-': stdout).")
+@click.argument("script", type=click.Path(exists=True, dir_okay=False))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+def profile_command(device: str, no_breaks: bool, top: int | None, json_out: str | None,
+                    script: str, script_args: tuple[str, ...]) -> int:
+    """Run SCRIPT (with its arguments) and rank the lines of your code that read the
+    device (syncs) or break a torch.compile graph, with the nosync-fix rule that fixes or
+    reports each line, or "no rule".
+
+    The options come before SCRIPT; everything after it is the script's. The script runs
+    twice (once for graph breaks, once under the host-read counter): give it a short run
+    (few steps, synthetic data).
+    """
+    from .profile import profile_script, render
+
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    profile = profile_script(script, list(script_args), device=device, breaks=not no_breaks)
+    text = render(profile, top)
+    if json_out == "-":
+        click.echo(json.dumps(profile.as_dict(), indent=2))
+        click.echo(text, err=True)
+    else:
+        click.echo(text)
+        if json_out:
+            try:
+                with open(json_out, "w", encoding="utf-8") as handle:
+                    json.dump(profile.as_dict(), handle, indent=2)
+                    handle.write("\n")
+            except OSError as error:
+                raise click.UsageError(f"cannot write {json_out}: {error.strerror}") from None
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point: usage errors are one line and exit 2."""
+    """Console-script entry point: usage errors are one line and exit 2.
+
+    ``nosync-verify --profile SCRIPT [ARGS...]`` is the profile command (its own options
+    and the script's arguments), anything else the verification of a rewrite."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    chosen, name = command, "nosync-verify"
+    if args[:1] == ["--profile"]:
+        chosen, name, args = profile_command, "nosync-verify --profile", args[1:]
     try:
-        code = command.main(args=list(argv) if argv is not None else None,
-                            prog_name="nosync-verify", standalone_mode=False)
+        code = chosen.main(args=args, prog_name=name, standalone_mode=False)
     except click.UsageError as error:
         click.echo(f"nosync-verify: error: {error.format_message()}", err=True)
         sys.exit(EXIT_USAGE)

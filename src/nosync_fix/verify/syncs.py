@@ -315,7 +315,14 @@ def count_syncs(filename: str, device: str) -> Iterator[SyncCount]:
     driver's own sync detector (``torch.cuda.set_sync_debug_mode("warn")``) runs
     as well and its warnings are counted separately.
     """
-    reads = _Reads(filename, count_cpu=device == "cpu")
+    with counting(_Reads(filename, count_cpu=device == "cpu"), device) as count:
+        yield count
+
+
+@contextmanager
+def counting(reads: _Reads, device: str) -> Iterator[SyncCount]:
+    """:func:`count_syncs` with the reads' state given (a subclass that places reads
+    elsewhere: the profile's, in every file of the user's code)."""
     reads.count.calls = 1
     if not (device.startswith("cuda") and torch.cuda.is_available()):
         with _FunctionLayer(reads), _DispatchLayer(reads):
