@@ -529,3 +529,26 @@ def test_nsy204_same_tensor_is_exact_values_and_gradients(batches, dtype) -> Non
     before, after = _fixed(NORMALIZE, "NSY204")
     dtype = _dtype(dtype)
     assert_same(before["run"](batches, dtype), after["run"](batches, dtype))
+
+
+COLLECT_TUPLE_MADE = """
+import torch
+
+DEVICE = torch.device("cpu")
+
+def run(values, prior):
+    preds, labels, kept = [], [], list(prior)
+    for v in values:
+        t = torch.tensor(v, dtype=torch.float32, device=DEVICE)
+        preds.append(t.item())
+        labels.extend(t.reshape(1).tolist())
+        kept.append(float(t))
+    return preds, labels, kept
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(FLOATS, max_size=8), prior=st.lists(FLOATS, max_size=2))
+def test_nsy202_lists_made_by_one_tuple_assignment(values, prior) -> None:
+    before, after = _fixed(COLLECT_TUPLE_MADE, "NSY202")
+    assert_same(before["run"](values, prior), after["run"](values, prior))

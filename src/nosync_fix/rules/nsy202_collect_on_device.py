@@ -455,7 +455,17 @@ def _new_list(parent: cst.CSTNode | None, md) -> int | None:  # type: ignore[no-
     []``, ``name = list(...)``, a list comprehension): 0 when it is certainly empty, 1
     otherwise; None for other bindings (which may alias a list made elsewhere)."""
     value = None
-    if isinstance(parent, cst.AssignTarget):
+    if isinstance(parent, cst.Element):  # `preds, labels = [], []`: this name's element
+        targets = md.parent(parent)
+        target = md.parent(targets)
+        assign = md.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if isinstance(targets, (cst.Tuple, cst.List)) and isinstance(assign, cst.Assign) and (
+                len(assign.targets) == 1 and isinstance(assign.value, (cst.Tuple, cst.List))):
+            values = assign.value.elements
+            if len(values) == len(targets.elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in (*values, *targets.elements)):
+                value = values[list(targets.elements).index(parent)].value
+    elif isinstance(parent, cst.AssignTarget):
         assign = md.parent(parent)
         if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
             value = assign.value
