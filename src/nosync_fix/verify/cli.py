@@ -116,20 +116,25 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
                         adversarial=not no_adversarial, allow_untaken=allow_untaken)
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
-    text = render(report)
-    if json_out == "-":
-        click.echo(json.dumps(report.as_dict(), indent=2))
-        click.echo(text, err=True)
-    else:
-        click.echo(text)
-        if json_out:
-            try:
-                with open(json_out, "w", encoding="utf-8") as handle:
-                    json.dump(report.as_dict(), handle, indent=2)
-                    handle.write("\n")
-            except OSError as error:
-                raise click.UsageError(f"cannot write {json_out}: {error.strerror}") from None
+    _emit(render(report), report.as_dict(), json_out)
     return report.exit_code
+
+
+def _emit(text: str, data: dict, json_out: str | None) -> None:
+    """Print the report; with ``json_out``, also write it as JSON there ("-": stdout, and
+    the text goes to stderr)."""
+    if json_out == "-":
+        click.echo(json.dumps(data, indent=2))
+        click.echo(text, err=True)
+        return
+    click.echo(text)
+    if json_out:
+        try:
+            with open(json_out, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=2)
+                handle.write("\n")
+        except OSError as error:
+            raise click.UsageError(f"cannot write {json_out}: {error.strerror}") from None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
@@ -163,19 +168,7 @@ def profile_command(device: str, no_breaks: bool, top: int | None, json_out: str
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     profile = profile_script(script, list(script_args), device=device, breaks=not no_breaks)
-    text = render(profile, top)
-    if json_out == "-":
-        click.echo(json.dumps(profile.as_dict(), indent=2))
-        click.echo(text, err=True)
-    else:
-        click.echo(text)
-        if json_out:
-            try:
-                with open(json_out, "w", encoding="utf-8") as handle:
-                    json.dump(profile.as_dict(), handle, indent=2)
-                    handle.write("\n")
-            except OSError as error:
-                raise click.UsageError(f"cannot write {json_out}: {error.strerror}") from None
+    _emit(render(profile, top), profile.as_dict(), json_out)
     return EXIT_OK
 
 
