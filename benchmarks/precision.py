@@ -34,9 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from run_real_code import _copy_python_files  # noqa: E402
+
 from nosync_fix.config import Settings  # noqa: E402
 from nosync_fix.runner import Mode, run  # noqa: E402
-from run_real_code import _copy_python_files  # noqa: E402
 
 # mirror folder name -> pinned commit (prefix)
 PINNED = {
@@ -76,7 +77,8 @@ def blocks(before: str, after: str) -> list[tuple[int, int, str, str]]:
     """The changed line blocks of a rewrite: (first, last) old lines (0-based), old, new text."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     found = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
             found.append((i1, max(i1, i2 - 1), "".join(old[i1:i2]), "".join(new[j1:j2])))
     return found
