@@ -39,14 +39,14 @@ from run_real_code import _copy_python_files  # noqa: E402
 from nosync_fix.config import Settings  # noqa: E402
 from nosync_fix.runner import Mode, run  # noqa: E402
 
-# mirror folder name -> pinned commit (prefix)
+# mirror folder name -> pinned commit
 PINNED = {
-    "huggingface+diffusers": "58eb52c080",
-    "huggingface+pytorch-image-models": "aa4b5850c1",
-    "pytorch+examples": "77f55b9121",
-    "pytorch+torchtune": "bd2a0fc7c3",
-    "karpathy+nanoGPT": "3adf61e154",
-    "karpathy+minGPT": "37baab71b9",
+    "huggingface+diffusers": "58eb52c0803ea9af3abec60841c2a093bdf1f951",
+    "huggingface+pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
+    "pytorch+examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+    "pytorch+torchtune": "bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1",
+    "karpathy+nanoGPT": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
+    "karpathy+minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
 }
 VERDICTS = ROOT / "benchmarks" / "precision_verdicts.csv"
 FIELDS = ("key", "repo", "path", "line", "rule", "tier", "verdict", "method", "reason")
