@@ -121,7 +121,11 @@ def extract(mirror: Path, name: str, commit: str, target: Path) -> Path:
     repo = mirror / name / "repo"
     raw = target / "raw"
     raw.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", commit],
+    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", commit],
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    # Python files only: some snapshots lack their large data files
+    wanted = [n for n in names if n.endswith((".py", ".pyi", "pyproject.toml", ".gitignore"))]
+    archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "--", *wanted],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(raw)], input=archive, check=True)
     return raw
