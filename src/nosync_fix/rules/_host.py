@@ -115,6 +115,10 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if isinstance(expr, (cst.Subscript, cst.Attribute)):
         # ids[:, :77], inputs["input_ids"], inputs.input_ids, ids.T: where ids is
         return _made_on_host(analysis, expr.value, depth + 1)
+    if isinstance(expr, (cst.Comparison, cst.BinaryOperation, cst.UnaryOperation)):
+        # (scores > 0), scores * 2, -scores: on the host when every tensor operand is (a
+        # 0-dim CPU tensor met by a device tensor gives a device tensor)
+        return _host_operands(analysis, expr, depth)
     if not isinstance(expr, cst.Call):
         return False
     if _is_tokenizer_call(analysis, expr):
@@ -136,6 +140,27 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
             call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
         return _made_on_host(analysis, expr.func.value, depth + 1)
     return False
+
+
+def _host_operands(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether an operation's tensor operands are all made on the host (at least one), the
+    others being numbers or host names."""
+    if isinstance(expr, cst.Comparison):
+        operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+    elif isinstance(expr, cst.BinaryOperation):
+        operands = [expr.left, expr.right]
+    else:
+        operands = [expr.expression]  # type: ignore[attr-defined]
+    tensors = 0
+    for operand in operands:
+        if isinstance(operand, (cst.Integer, cst.Float)):
+            continue
+        if _made_on_host(analysis, operand, depth + 1):
+            tensors += 1
+        elif not (isinstance(operand, (cst.Name, cst.Attribute))
+                  and analysis.kind(operand) is Kind.HOST):
+            return False
+    return tensors > 0
 
 
 def _default_device_changed(analysis: ModuleAnalysis) -> bool:

@@ -25,6 +25,7 @@ from ._hoist import (
     python_number_type,
     unpacked_value,
 )
+from ._host import certainly_on_host
 from .base import Rule
 
 _METADATA_CALLS = frozenset({"size", "numel", "dim", "nelement", "element_size"})
@@ -540,7 +541,8 @@ class _ReadCollector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         read = self.rule.analysis.host_read(node)
         if read is not None and read.how in ("item", "float", "int"):
-            self.reads.append(read)
+            if not certainly_on_host(self.rule.analysis, read.tensor):
+                self.reads.append(read)  # a CPU tensor's read waits for nothing
             return False
         return True
 
