@@ -9,7 +9,7 @@ def evaluate(model, loader, tokenizer, texts):
     scaled = 0.0
     on_device = 0.0
     for batch, text in zip(loader, texts):
-        counts = torch.tensor(batch)
+        counts = torch.tensor(batch, device="cpu")
         total += counts.sum().item()
         scores = model(batch).cpu()
         hits += (scores > 0).sum().item()
