@@ -103,3 +103,22 @@ def test_integer_counts_into_a_float_sum_stay_exact_past_float32() -> None:
             return seen
     """, ([2**24, 1, 1, 3], "cpu"))
     assert ".double()" in fixed
+
+
+# -- c: a read divided by a host attribute -------------------------------------------------
+
+def test_read_divided_by_a_host_attribute() -> None:
+    class Args:
+        accum_steps = 3
+
+    fixed = check("""
+        import torch
+
+        def run(losses, args):
+            total = 0.0
+            for loss in losses:
+                total += loss.item() / args.accum_steps
+            print(f"{total:.17g}")
+            return total
+    """, (_losses(50), Args()), unsafe=True)  # `loss`, a loop variable, is only likely a tensor
+    assert "loss.detach().double() / args.accum_steps" in fixed
