@@ -219,11 +219,6 @@ class MaybeTensors:
                        for how, value in self._bindings_of(expr))
         if isinstance(expr, ast.Subscript):
             return self._may_be_made_on_host(expr.value, depth + 1)
-        if isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
-            operands = ([expr.left, *expr.comparators] if isinstance(expr, ast.Compare)
-                        else [expr.left, expr.right] if isinstance(expr, ast.BinOp)
-                        else [expr.operand])
-            return any(self._may_be_made_on_host(o, depth + 1) for o in operands)
         if not isinstance(expr, ast.Call):
             return False
         func = expr.func

@@ -124,9 +124,11 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if isinstance(expr, (cst.Subscript, cst.Attribute)):
         # ids[:, :77], inputs["input_ids"], inputs.input_ids, ids.T: where ids is
         return _made_on_host(analysis, expr.value, depth + 1, explicit)
-    if isinstance(expr, (cst.Comparison, cst.BinaryOperation, cst.UnaryOperation)):
+    if explicit and isinstance(expr, (cst.Comparison, cst.BinaryOperation,
+                                      cst.UnaryOperation)):
         # (scores > 0), scores * 2, -scores: on the host when every tensor operand is (a
-        # 0-dim CPU tensor met by a device tensor gives a device tensor)
+        # 0-dim CPU tensor met by a device tensor gives a device tensor). Only for
+        # placed_on_host: NSY202 and NSY906 rely on certainly_on_host as it was.
         return _host_operands(analysis, expr, depth, explicit)
     if not isinstance(expr, cst.Call):
         return False
