@@ -143,7 +143,7 @@ class DeferredPrint(Rule):
             return
         what = f"`{short(node)}` reads the device to print"
         if not blockers and self._inside_device_branch(node, planner):
-            blockers.append("the `if` around it has already read the device, so deferring "
+            blockers.append("the condition around it has already read the device, so deferring "
                             "the line saves no wait and only prints it late")
         if blockers:
             self.report(node, f"{what} (no automatic fix: {blockers[0]})")
