@@ -168,7 +168,8 @@ class DeferredPrint(Rule):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return False
             if isinstance(ancestor, (cst.If, cst.While)) and (
-                    planner.first_read(ancestor.test) is not None):
+                    planner.first_read(ancestor.test) is not None
+                    or planner.is_tensor(ancestor.test)):  # `if t > 0:` reads it too
                 return True
         return False
 
