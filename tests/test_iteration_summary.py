@@ -105,3 +105,64 @@ def test_a_read_in_a_function_defined_in_the_loop_is_not_the_iteration():
             return total
         """)
     assert STILL not in found[(5, "NSY201")]
+
+
+# -- the per-loop summary of --check -------------------------------------------------------
+
+
+def check_output(tmp_path, source: str, *args: str) -> str:
+    from click.testing import CliRunner
+
+    from nosync_fix.cli import main
+
+    path = tmp_path / "train.py"
+    path.write_text("import torch\n" + textwrap.dedent(source), encoding="utf-8")
+    result = CliRunner().invoke(main, ["--isolated", "--no-cache", "-j", "1", "--check",
+                                       *args, str(path)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    return result.output.replace(str(path), "train.py")
+
+
+def test_check_summarises_a_loop_with_a_remaining_read(tmp_path):
+    out = check_output(tmp_path, REMAINING)
+    assert ("loop at train.py:4: 2 host reads per iteration, 1 after the offered fixes "
+            "(line 7 NSY906)") in out.splitlines()
+
+
+def test_check_summarises_a_loop_cleared_by_its_fixes(tmp_path):
+    out = check_output(tmp_path, """\
+        def train(model, loader):
+            total = 0.0
+            for batch in loader:
+                loss = model(batch)
+                total += loss.item()
+            return total
+        """, "--unsafe-fixes")  # this accumulation is an unsafe fix: judged at that tier
+    assert "loop at train.py:4: 1 host read per iteration, 0 after the offered fixes" in (
+        out.splitlines())
+
+
+def test_check_summarises_nested_loops_each_on_its_own(tmp_path):
+    out = check_output(tmp_path, """\
+        def train(model, epochs, loader, bar):
+            for epoch in epochs:
+                total = 0.0
+                for batch in loader:
+                    loss = model(batch)
+                    total += loss.item()
+                bar.set_postfix(loss=model(epoch).item())
+            return total
+        """, "--unsafe-fixes")
+    loops = [line for line in out.splitlines() if line.startswith("loop at")]
+    # the outer loop offers no fix of its own: only the inner one is summarised
+    assert loops == ["loop at train.py:5: 1 host read per iteration, 0 after the offered fixes"]
+
+
+def test_no_summary_without_a_fix_in_a_loop_or_when_quiet(tmp_path):
+    source = """\
+        def train(model, loader, bar):
+            for batch in loader:
+                bar.set_postfix(loss=model(batch).item())
+        """
+    assert "Per loop:" not in check_output(tmp_path, source)
+    assert "Per loop:" not in check_output(tmp_path, REMAINING, "--quiet")

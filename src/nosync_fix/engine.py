@@ -172,6 +172,8 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             filename=filename, original=text, fixed=fixed,
             findings=tuple(sorted(_per_iteration(findings, fixed, text, tree, settings),
                                   key=Finding.sort_key)),
+            loops=() if fix or not findings else iteration.loop_summaries(
+                findings, tree, _applicable(settings)),
             applied=tuple(applied), diff=unified_diff(text, fixed, filename) if fixed != text
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 

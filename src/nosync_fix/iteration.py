@@ -12,7 +12,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .findings import Applicability, Finding
+from .findings import Applicability, Finding, LoopSummary
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -67,3 +67,27 @@ def annotate(findings: Sequence[Finding], tree: ast.AST,
             f = replace(f, message=f"{f.message}; the iteration still syncs at {where}{more}")
         out.append(f)
     return out
+
+
+def loop_summaries(findings: Sequence[Finding], tree: ast.AST,
+                   allowed: set[Applicability]) -> tuple[LoopSummary, ...]:
+    """Per innermost loop that offers a fix at the tier: its line, the findings in its
+    iteration, and those the fixes leave; loops in line order."""
+    spans = loop_spans(tree)
+    if not spans:
+        return ()
+    cuts = _scope_cut(tree)
+    groups: dict[tuple[int, int], list[Finding]] = {}
+    for f in findings:
+        own = [s for s in spans if s[0] <= f.line <= s[1]
+               and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
+        loop = _innermost(f.line, own)
+        if loop is not None:
+            groups.setdefault(loop, []).append(f)
+    out = []
+    for loop, members in sorted(groups.items()):
+        left = [f for f in members if not (f.fix is not None and f.fix.applicability in allowed)]
+        if len(left) < len(members):
+            out.append(LoopSummary(loop[0], len(members),
+                                   tuple(sorted((f.line, f.code) for f in left))))
+    return tuple(out)
