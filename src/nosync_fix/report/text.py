@@ -9,7 +9,7 @@ import click
 
 from ..findings import FileError, Finding
 from ..rules import rule_by_code
-from ..runner import Mode
+from ..runner import FileOutcome, Mode
 from . import Summary, is_applicable
 
 
@@ -87,6 +87,23 @@ def statistics_lines(findings: Sequence[Finding], unsafe_fixes: bool) -> list[st
         mark = "[*]" if fixable[code] else "[ ]"
         lines.append(f"{count:>5}\t{code}\t{mark} {rule.name if rule else ''}")
     return lines
+
+
+def loop_lines(outcomes: Sequence[FileOutcome]) -> list[str]:
+    """Per loop whose iteration a fix of the tier touches: its reads per iteration before
+    and after the offered fixes (``--check``)."""
+    lines: list[str] = []
+    for outcome in outcomes:
+        if outcome.result is None:
+            continue
+        for loop in outcome.result.loops:
+            left = loop.remaining
+            where = ", ".join(f"line {line} {code}" for line, code in left[:3])
+            more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+            after = f"{len(left)} after the offered fixes" + (f" ({where}{more})" if left else "")
+            lines.append(f"loop at {outcome.result.filename}:{loop.line}: "
+                         f"{_plural(loop.reads, 'host read')} per iteration, {after}")
+    return ["", "Per loop:", *lines] if lines else []
 
 
 def fixed_lines(applied: Sequence[Finding], heading: str = "Fixed") -> list[str]:
