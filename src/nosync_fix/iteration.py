@@ -53,12 +53,12 @@ def annotate(findings: Sequence[Finding], tree: ast.AST,
                and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
         loop_of.append(_innermost(f.line, own))
     out: list[Finding] = []
-    for f, loop in zip(findings, loop_of):
+    for f, loop in zip(findings, loop_of, strict=True):
         fixed = f.fix is not None and f.fix.applicability in allowed
         if loop is None or not fixed:
             out.append(f)
             continue
-        remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of)
+        remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of, strict=True)
                             if other == loop and g is not f
                             and not (g.fix is not None and g.fix.applicability in allowed)})
         if remaining:
