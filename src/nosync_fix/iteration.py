@@ -39,28 +39,38 @@ def _scope_cut(tree: ast.AST) -> list[tuple[int, int]]:
     return cuts
 
 
+def _loop_of_each(findings: Sequence[Finding], tree: ast.AST,
+                  spans: Sequence[tuple[int, int]]) -> list[tuple[int, int] | None]:
+    """The innermost loop whose iteration holds each finding, or None: a loop is not the
+    iteration of a finding inside a function or class defined in that loop."""
+    cuts = _scope_cut(tree)
+    loop_of: list[tuple[int, int] | None] = []
+    for f in findings:
+        own = [s for s in spans if s[0] <= f.line <= s[1]
+               and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
+        loop_of.append(_innermost(f.line, own))
+    return loop_of
+
+
+def _offered(finding: Finding, allowed: set[Applicability]) -> bool:
+    """Whether the user's tier applies the finding's fix."""
+    return finding.fix is not None and finding.fix.applicability in allowed
+
+
 def annotate(findings: Sequence[Finding], tree: ast.AST,
              allowed: set[Applicability]) -> list[Finding]:
     """``findings`` with the remaining syncs of their iteration named on each fixable one."""
     spans = loop_spans(tree)
     if not spans or len(findings) < 2:
         return list(findings)
-    cuts = _scope_cut(tree)
-    loop_of: list[tuple[int, int] | None] = []
-    for f in findings:
-        # a loop is the finding's iteration unless a def inside the loop holds the finding
-        own = [s for s in spans if s[0] <= f.line <= s[1]
-               and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
-        loop_of.append(_innermost(f.line, own))
+    loop_of = _loop_of_each(findings, tree, spans)
     out: list[Finding] = []
     for f, loop in zip(findings, loop_of, strict=True):
-        fixed = f.fix is not None and f.fix.applicability in allowed
-        if loop is None or not fixed:
+        if loop is None or not _offered(f, allowed):
             out.append(f)
             continue
         remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of, strict=True)
-                            if other == loop and g is not f
-                            and not (g.fix is not None and g.fix.applicability in allowed)})
+                            if other == loop and g is not f and not _offered(g, allowed)})
         if remaining:
             where = ", ".join(f"line {line} ({code})" for line, code in remaining[:3])
             more = f" and {len(remaining) - 3} more" if len(remaining) > 3 else ""
@@ -76,17 +86,13 @@ def loop_summaries(findings: Sequence[Finding], tree: ast.AST,
     spans = loop_spans(tree)
     if not spans:
         return ()
-    cuts = _scope_cut(tree)
     groups: dict[tuple[int, int], list[Finding]] = {}
-    for f in findings:
-        own = [s for s in spans if s[0] <= f.line <= s[1]
-               and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
-        loop = _innermost(f.line, own)
+    for f, loop in zip(findings, _loop_of_each(findings, tree, spans), strict=True):
         if loop is not None:
             groups.setdefault(loop, []).append(f)
     out = []
     for loop, members in sorted(groups.items()):
-        left = [f for f in members if not (f.fix is not None and f.fix.applicability in allowed)]
+        left = [f for f in members if not _offered(f, allowed)]
         if len(left) < len(members):
             out.append(LoopSummary(loop[0], len(members),
                                    tuple(sorted((f.line, f.code) for f in left))))
