@@ -125,8 +125,8 @@ def check_output(tmp_path, source: str, *args: str) -> str:
 
 def test_check_summarises_a_loop_with_a_remaining_read(tmp_path):
     out = check_output(tmp_path, REMAINING)
-    assert ("loop at train.py:4: 2 host reads per iteration, 1 after the offered fixes "
-            "(line 7 NSY906)") in out.splitlines()
+    assert ("loop at train.py:4: 2 host reads per iteration, 1 after the offered fixes: "
+            "line 7 (NSY906)") in out.splitlines()
 
 
 def test_check_summarises_a_loop_cleared_by_its_fixes(tmp_path):

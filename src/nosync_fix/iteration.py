@@ -72,11 +72,17 @@ def annotate(findings: Sequence[Finding], tree: ast.AST,
         remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of, strict=True)
                             if other == loop and g is not f and not _offered(g, allowed)})
         if remaining:
-            where = ", ".join(f"line {line} ({code})" for line, code in remaining[:3])
-            more = f" and {len(remaining) - 3} more" if len(remaining) > 3 else ""
-            f = replace(f, message=f"{f.message}; the iteration still syncs at {where}{more}")
+            f = replace(f, message=f"{f.message}; the iteration still syncs at "
+                                   f"{name_lines(remaining)}")
         out.append(f)
     return out
+
+
+def name_lines(lines: Sequence[tuple[int, str]], shown: int = 3) -> str:
+    """``line 9 (NSY906), line 12 (NSY202) and 2 more``: the first ``shown`` of
+    (line, code) pairs, for a finding's message and the ``--check`` summary alike."""
+    named = ", ".join(f"line {line} ({code})" for line, code in lines[:shown])
+    return named + (f" and {len(lines) - shown} more" if len(lines) > shown else "")
 
 
 def loop_summaries(findings: Sequence[Finding], tree: ast.AST,

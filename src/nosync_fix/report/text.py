@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import click
 
 from ..findings import FileError, Finding
+from ..iteration import name_lines
 from ..rules import rule_by_code
 from ..runner import FileOutcome, Mode
 from . import Summary, is_applicable
@@ -98,9 +99,9 @@ def loop_lines(outcomes: Sequence[FileOutcome]) -> list[str]:
             continue
         for loop in outcome.result.loops:
             left = loop.remaining
-            where = ", ".join(f"line {line} {code}" for line, code in left[:3])
-            more = f" and {len(left) - 3} more" if len(left) > 3 else ""
-            after = f"{len(left)} after the offered fixes" + (f" ({where}{more})" if left else "")
+            after = f"{len(left)} after the offered fixes"
+            if left:
+                after += f": {name_lines(left)}"
             lines.append(f"loop at {outcome.result.filename}:{loop.line}: "
                          f"{_plural(loop.reads, 'host read')} per iteration, {after}")
     return ["", "Per loop:", *lines] if lines else []
