@@ -122,3 +122,46 @@ def test_read_divided_by_a_host_attribute() -> None:
             return total
     """, (_losses(50), Args()), unsafe=True)  # `loss`, a loop variable, is only likely a tensor
     assert "loss.detach().double() / args.accum_steps" in fixed
+
+
+# -- issue 20: an int start plus reads of unknown dtype ----------------------------------------
+
+_INT_START = """
+    import torch
+
+    def run(batches, loss_fn):
+        losses = 0
+        for x in batches:
+            loss = loss_fn(x)
+            losses += loss.item()
+        print(losses / len(batches))
+        return losses
+"""
+
+
+def test_int_start_sums_a_float32_loss_in_float64_over_many_steps() -> None:
+    losses = _losses(3000)
+    fixed = check(_INT_START, (losses, lambda x: x * 1.0), unsafe=True)
+    assert "python_precision(loss.detach())" in fixed
+    # The rewrite issue 20 found wrong (the loss summed in its own float32) does differ
+    # on these values, so the comparison above can tell the two apart.
+    float32_sum = 0
+    for loss in losses:
+        float32_sum += loss.detach()
+    python_sum = 0
+    for loss in losses:
+        python_sum += loss.item()
+    assert float32_sum.item() != python_sum
+
+
+def test_int_start_sums_integer_reads_as_ints() -> None:
+    counts = [torch.tensor(n, dtype=torch.int32) for n in (3, 2**31 - 1, 5, 2**31 - 1)]
+    fixed = check(_INT_START, (counts, lambda x: x + 0), unsafe=True)
+    assert "python_precision" in fixed  # int32 would wrap around past 2**31
+
+
+def test_int_start_with_boolean_and_half_reads() -> None:
+    check(_INT_START, ([torch.tensor(True), torch.tensor(False), torch.tensor(True)],
+                       lambda x: x.clone()), unsafe=True)
+    halves = [torch.tensor(v, dtype=torch.float16) for v in (0.1, 1000.0, 0.3, 2048.0, 1.0)]
+    check(_INT_START, (halves * 50, lambda x: x.clone()), unsafe=True)

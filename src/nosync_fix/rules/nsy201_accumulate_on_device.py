@@ -12,6 +12,7 @@ from ..analysis import HostRead, Kind
 from ..analysis.base import visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
+from ._deferred import RuntimeNames
 from ._device import dtype_family, is_fresh, is_int64
 from ._helpers import detached, method_call, short
 from ._hoist import (
@@ -116,10 +117,15 @@ class AccumulateOnDevice(Rule):
 
     Safe when the read is certainly of a tensor, and unsafe when the receiver
     is only likely to be one, or when the accumulator starts as an int and the
-    tensor's dtype is unknown: it is then summed in that dtype, which loses
-    precision for float16 and wraps around for small integer types (start at
-    `0.0` to get the safe fix). Complex tensors are not supported by the
-    float cast.
+    tensor's dtype is unknown. The read is then wrapped in
+    `nosync_fix.runtime.python_precision`, which looks at the dtype when the
+    code runs and sums floats in float64, integers and booleans in int64 and
+    complex values in complex128, as Python would (summing in the tensor's own
+    dtype, as earlier versions did, rounds a float32 loss differently from
+    Python's float64 sum and wraps small integer types). It stays unsafe because
+    nothing in the source says what the value is (start at `0.0` to get the
+    safe fix). With `accumulate-dtype = "float32"` such reads are summed in
+    their own dtype. Complex tensors are not supported by the float cast.
 
     Meters (`meter.update(loss.item(), n)`, the AverageMeter pattern) get an
     unsafe fix only: the read becomes `.detach()`, so the meter sums on the
@@ -158,6 +164,12 @@ class AccumulateOnDevice(Rule):
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
         self._plans: dict[tuple[int, str, int], _Plan] = {}
+        self._runtime: RuntimeNames | None = None
+
+    def _runtime_names(self) -> RuntimeNames:
+        if self._runtime is None:
+            self._runtime = RuntimeNames(self.analysis)
+        return self._runtime
 
     # -- visiting ----------------------------------------------------------------------------
 
@@ -335,11 +347,15 @@ class AccumulateOnDevice(Rule):
             return _Plan(None, uses)
         uses.after_loop = uses.after_loop or read_after
         dtype_unknown = not float_sum and None in increment_types
+        float64 = self.context.settings.accumulate_dtype == "float64"
         message = f"Accumulate `{name}` on the device; read it once where the host needs it"
-        if dtype_unknown:
+        if dtype_unknown and float64:
+            message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
+                        "is known only when the code runs; `python_precision` then sums "
+                        "floats in float64 and integers in int64, as Python would)")
+        elif dtype_unknown:
             message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
                         "is unknown, so it is summed in that dtype)")
-        float64 = self.context.settings.accumulate_dtype == "float64"
         narrowed = not float64 and any(
             _sums_in_float(self._read_type(r), float_sum) for r in reads)
         if narrowed and not dtype_unknown:
@@ -349,7 +365,14 @@ class AccumulateOnDevice(Rule):
         if dtype_unknown or narrowed or not all(r.certain for r in reads):
             rewrite = rewrite.unsafe()
         for read in reads:
-            rewrite = rewrite.replace(read.node, self._device_read(read, float_sum, float64))
+            new = self._device_read(read, float_sum, float64)
+            if float64 and self._read_type(read) is None and not float_sum:
+                # The read's dtype is unknown: an int start plus a float32 loss must still
+                # be summed in float64, an integer count in int64 (issue 20).
+                names = self._runtime_names()
+                new = names.call("python_precision", new)
+                rewrite = names.imports(rewrite, {"python_precision"})
+            rewrite = rewrite.replace(read.node, new)
         kind = python_number_type(literal_types, increment_types)  # type: ignore[arg-type]
         conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
         return _Plan(add_conversions(rewrite, uses, loop, conversion))
