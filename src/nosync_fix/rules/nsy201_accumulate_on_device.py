@@ -464,7 +464,10 @@ class AccumulateOnDevice(Rule):
                 or isinstance(self.md.parent(r.node), cst.Param) for r in access.referents):
             return f"`{receiver.value}` is not made in this function, so its uses cannot be seen"
         referents = {id(r) for r in access.referents}
-        for other in scope.accesses[receiver.value]:
+        # LibCST keeps accesses in a set: walk them in source order, so that the message
+        # names the first escaping use, the same one on every run.
+        for other in sorted(scope.accesses[receiver.value],
+                            key=lambda a: self.md.source_order(a.node)):
             if not {id(r) for r in other.referents} & referents:
                 continue
             reason = self._meter_use_escapes(other.node)
