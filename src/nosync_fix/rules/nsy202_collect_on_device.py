@@ -10,8 +10,9 @@ from libcst.metadata.scope_provider import Assignment, Scope
 from ..analysis import Kind
 from ..prefilter import Signal
 from ..rewrite import Rewrite
-from ._device import dtype_family, is_fresh
-from ._helpers import detached, method_call, short, statement, torch_ref
+from ._deferred import RuntimeNames
+from ._device import is_fresh
+from ._helpers import detached, method_call, short, statement
 from ._hoist import exception_exposure, runs_inline
 from ._host import certainly_on_host
 from .base import Rule
@@ -80,28 +81,31 @@ class CollectOnDevice(Rule):
     ## Use instead
     ```python
     import torch
+    from nosync_fix.runtime import to_host
 
     losses = []
     for step in range(3):
         loss = torch.tensor(0.5) * step
         losses.append(loss.detach())
-    if len({(v.dtype, v.device) for v in losses}) == 1:
-        losses = torch.cat([v.reshape(1) for v in losses]).tolist()
-    else:
-        losses = [v.item() for v in losses]
+    losses = to_host(losses, "item")
     print(losses)
     ```
 
     ## Fix safety
-    The conversion builds the same objects as the original: it joins the
-    tensors with one `torch.cat` and one transfer when they share a dtype (and,
+    The conversion, `nosync_fix.runtime.to_host(list, how)` with `how` the
+    original's conversion (`"item"`, `"float"`, `"int"`, `"tolist"`, `"extend"`
+    for `.extend(t.tolist())`, `"numpy"`, `"cpu"`), builds the same objects as
+    the original: it joins the tensors with one `torch.cat` and one transfer
+    when every element is a plain tensor and they share a dtype and device (and,
     for `.tolist()`, `.numpy()` and `.cpu()` of whole tensors, their shape after
     the first dimension, as batches of per-sample outputs do, the last smaller
     batch included); otherwise it converts each tensor on its own, still after
     the loop. A loop that runs zero times leaves the list as it was; elements
     that were in the list before the loop are kept as they were (the fix
-    records where the loop's elements start). Host values appended in the same
-    loop stay as they are (the tensors are then converted one by one).
+    records where the loop's elements start and converts `list[start:]`). Host
+    values appended in the same loop stay as they are (the tensors are then
+    converted one by one). The fixed code needs `nosync_fix` installed where it
+    runs.
 
     A tensor that may change later or that is a view of a larger one (`out[0]`,
     a parameter) is appended as `.detach().clone()`, so that the list keeps the
@@ -143,6 +147,12 @@ class CollectOnDevice(Rule):
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
         self._plans: dict[tuple[int, str, int], _Plan] = {}
+        self._runtime: RuntimeNames | None = None
+
+    def _runtime_names(self) -> RuntimeNames:
+        if self._runtime is None:
+            self._runtime = RuntimeNames(self.analysis)
+        return self._runtime
 
     # -- visiting ----------------------------------------------------------------------------
 
@@ -256,15 +266,14 @@ class CollectOnDevice(Rule):
             if isinstance(augmented, cst.AugAssign) and self.md.is_ancestor(loop, augmented):
                 uses.append((augmented, self._append_kind(augmented, "extend", augmented.value)))
         collects: list[_Collect] = []
-        host_appends = False
         for use, found in uses:
             if not self.md.is_ancestor(loop.body, use):
                 return _Plan(None, f"`{name}` is read in the loop header or `else:`")
             if found is None:
                 return _Plan(None, f"`{name}` is read inside the loop")
             if found == "host":
-                host_appends = True
-            elif isinstance(found, _Collect):
+                continue  # kept as they are: `to_host` converts only the tensors
+            if isinstance(found, _Collect):
                 if self.analysis.loops.enclosing_loop(found.node) is not loop:
                     return _Plan(None, f"`{name}` is filled in nested loops")
                 collects.append(found)
@@ -291,19 +300,20 @@ class CollectOnDevice(Rule):
             c.form in ("cpu", "numpy") for c in collects
         ):
             rewrite = rewrite.unsafe()
-        torch, rewrite = torch_ref(self.analysis, rewrite)
         for collect in collects:
             rewrite = rewrite.replace(collect.node, self._appended(collect, name, loop))
         start = None
         if fresh is None or self._filled_before(name, fresh, loop, references, assignments):
             start = _fresh_name(scope, f"{name}_start")
             rewrite = rewrite.insert_before(loop, [statement(f"{start} = len({name})")])
-        families = {dtype_family(self.analysis, c.tensor) for c in collects}
-        family = families.pop() if len(families) == 1 else None
-        taken = (name, torch, start)
-        variable = next(v for v in ("v", "t", "a_") if v not in taken)
-        element = next(v for v in ("x", "e", "y_") if v not in taken)
-        code = _conversion(form, name, start, torch, variable, element, host_appends, family)
+        # The guards that make one `torch.cat` exact (same dtype, device, trailing shape;
+        # host values left alone) live in the runtime, so the fixed code reads plainly.
+        names = self._runtime_names()
+        target = name if start is None else f"{name}[{start}:]"
+        call = names.call("to_host", cst.parse_expression(target),
+                          cst.SimpleString(f'"{form}"'))
+        code = f"{target} = {cst.Module([]).code_for_node(call)}"
+        rewrite = names.imports(rewrite, {"to_host"})
         rewrite = rewrite.insert_after(loop, [statement(code)])
         return _Plan(rewrite, collects=collects)
 
@@ -488,44 +498,3 @@ def _fresh_name(scope: Scope, wanted: str) -> str:
         number += 1
         candidate = f"{wanted}{number}"
     return candidate
-
-
-def _conversion(form: str, name: str, start: str | None, torch: str, v: str, x: str,
-                host_appends: bool, family: str | None) -> str:
-    """The code that turns the collected tensors back into what the original appended."""
-    new = name if start is None else f"{name}[{start}:]"
-    first = f"{name}[0]" if start is None else f"{name}[{start}]"
-    target = name if start is None else f"{name}[{start}:]"
-    one_by_one = {
-        "item": f"{v}.item()", "float": f"float({v})", "int": f"int({v})",
-        "tolist": f"{v}.tolist()", "numpy": f"{v}.cpu().numpy()", "cpu": f"{v}.cpu()",
-    }
-    if host_appends:
-        if form == "extend":
-            return (f"{target} = [{x} for {v} in {new} for {x} in ({v}.tolist() "
-                    f"if isinstance({v}, {torch}.Tensor) else [{v}])]")
-        return (f"{target} = [{one_by_one[form]} if isinstance({v}, {torch}.Tensor) else {v} "
-                f"for {v} in {new}]")
-    if form in ("item", "float", "int"):
-        joined = f"{torch}.cat([{v}.reshape(1) for {v} in {new}]).tolist()"
-        if form != "item" and family != form:
-            joined = f"[{form}({x}) for {x} in {joined}]"
-        fast = (f"len({{({v}.dtype, {v}.device) for {v} in {new}}}) == 1", joined)
-        slow = f"[{one_by_one[form]} for {v} in {new}]"
-    elif form == "tolist":
-        fast = (f"len({{({v}.dtype, {v}.device, {v}.shape) for {v} in {new}}}) == 1",
-                f"{torch}.stack({new}).tolist()")
-        slow = f"[{v}.tolist() for {v} in {new}]"
-    else:
-        condition = (f"len({{({v}.dtype, {v}.device, {v}.shape[1:]) for {v} in {new}}}) == 1 "
-                     f"and {first}.dim() > 0")
-        if form == "extend":
-            fast = (condition, f"{torch}.cat({new}).tolist()")
-            slow = f"[{x} for {v} in {new} for {x} in {v}.tolist()]"
-        else:
-            method = "numpy" if form == "numpy" else "clone"
-            fast = (condition, f"[{x}.{method}() for {x} in {torch}.cat({new}).cpu()"
-                               f".split([len({v}) for {v} in {new}])]")
-            slow = f"[{one_by_one[form]} for {v} in {new}]"
-    condition, joined = fast
-    return f"if {condition}:\n    {target} = {joined}\nelse:\n    {target} = {slow}\n"

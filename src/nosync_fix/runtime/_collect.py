@@ -49,6 +49,7 @@ def python_precision(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.long()
 
 
+@torch.compiler.disable
 def to_host(values: Sequence[Any], how: str) -> list[Any]:
     """The list the original loop built from the collected device tensors in ``values``.
 
@@ -63,6 +64,10 @@ def to_host(values: Sequence[Any], how: str) -> list[Any]:
     tensors, the shape after the first dimension), they are joined with one
     ``torch.cat`` and moved with one transfer; otherwise each is converted on its
     own, exactly as the original did. Either way the result holds the same objects.
+
+    Reading the device is the point of this function, so ``torch.compile`` does not
+    trace it (``torch.compiler.disable``): called from compiled code it runs in eager
+    mode at the one graph break that the original's own conversion made.
     """
     if how not in FORMS:
         raise ValueError(f"unknown conversion {how!r}; expected one of {sorted(FORMS)}")
