@@ -165,3 +165,41 @@ def test_int_start_with_boolean_and_half_reads() -> None:
                        lambda x: x.clone()), unsafe=True)
     halves = [torch.tensor(v, dtype=torch.float16) for v in (0.1, 1000.0, 0.3, 2048.0, 1.0)]
     check(_INT_START, (halves * 50, lambda x: x.clone()), unsafe=True)
+
+
+# -- reads under a division -------------------------------------------------------------------
+
+def test_one_over_a_read_and_a_read_over_a_size_are_exact() -> None:
+    fixed = check("""
+        import torch
+
+        def run(losses):
+            inverse = 0.0
+            per_item = 0.0
+            for loss in losses:
+                x = torch.ones(3)
+                t = loss * x.sum()
+                inverse += 1 / t.item()
+                per_item += t.item() / len(x)
+            print(inverse.hex(), per_item.hex())
+            return inverse, per_item
+    """, (_losses(2000),))
+    assert "1 / t.detach().double()" in fixed and "t.detach().double() / len(x)" in fixed
+
+
+def test_a_number_divided_by_a_read_is_not_rewritten() -> None:
+    # torch's `3 / t` is `t.reciprocal() * 3`: it differs from Python's `3 / x` in the last
+    # bit for many values, so the rule must leave this sum alone.
+    source = """
+        import torch
+
+        def run(losses):
+            total = 0.0
+            for loss in losses:
+                t = loss * torch.ones(()).sum()
+                total += 3 / t.item()
+            return total
+    """
+    check(source, (_losses(10),), unsafe=True, fixed=False)
+    values = [t.double() for t in _losses(2000)]
+    assert any((3 / v).item() != 3 / v.item() for v in values)

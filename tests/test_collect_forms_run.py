@@ -155,3 +155,28 @@ def test_to_host_keeps_host_values_and_subclasses_one_by_one() -> None:
     assert to_host([], "numpy") == []
     with pytest.raises(ValueError):
         to_host([torch.tensor(1.0)], "items")
+
+
+HOST_FUNCTIONS = """
+    import math
+
+    import torch
+
+    def run(batches):
+        ppl, psnr = [], []
+        for batch in batches:
+            x = torch.as_tensor(batch)
+            ppl.append(math.exp(x.mean().item()))
+            psnr.append(10 * math.log10(1 / float(x.max())))
+        return ppl, psnr
+"""
+
+
+def test_math_function_of_a_read_is_applied_after_the_loop() -> None:
+    generator = torch.Generator().manual_seed(4)
+    batches = [torch.rand(6, generator=generator) * 5 + 0.01 for _ in range(300)]
+    fixed = check(HOST_FUNCTIONS, batches, unsafe=True)
+    assert 'ppl = [math.exp(x) for x in to_host(ppl, "item")]' in fixed
+    assert 'psnr = [10 * math.log10(1 / x) for x in to_host(psnr, "float")]' in fixed
+    safe = fix_code(textwrap.dedent(HOST_FUNCTIONS), select=["NSY202"], all_paths=True)
+    assert safe.fixed == safe.original  # unsafe: an error would come after the loop

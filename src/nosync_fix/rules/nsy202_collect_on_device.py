@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import Kind
+from ..analysis.base import visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import RuntimeNames
@@ -40,6 +41,9 @@ class _Collect:
     form: str
     #: The receiver is certainly a tensor, and the conversion exact.
     certain: bool
+    #: For `ppl.append(math.exp(loss.item()))`: the host expression applied after the
+    #: loop to each converted value, with the read replaced by the name `_READ`.
+    apply: str | None = None
 
 
 @dataclass
@@ -116,6 +120,15 @@ class CollectOnDevice(Rule):
     conversion: stored elsewhere before the loop, or read after an `except`
     that can stop the loop midway.
 
+    A `math` function of a read (`ppl.append(math.exp(loss.item()))`, or any
+    expression of one read, number literals, arithmetic and `math` functions)
+    collects the tensor and applies the same expression to each converted value
+    after the loop: `ppl = [math.exp(x) for x in to_host(ppl, "item")]`, the
+    same Python arithmetic on the same numbers. That fix is unsafe: an error the
+    function raises (`math.exp` overflowing, `math.log` of 0) comes after the
+    loop, not at the step that made it. A list that also gets host values is
+    reported instead (the expression must not apply to them).
+
     Safe when the value is certainly a tensor and what is collected is a Python
     number or list (`.item()`, `float()`, `.tolist()`). Unsafe when it is only
     likely to be a tensor, and always for `.cpu()` and `.numpy()`: those collect
@@ -184,7 +197,29 @@ class CollectOnDevice(Rule):
             return None
         if read is not None and read.how in ("item", "float", "int", "tolist"):
             return _Collect(node, read.tensor, read.how, read.certain)
+        if read is None and method == "append":
+            applied = self._host_function_of_read(node, value)
+            if applied is not None:
+                return applied
         return self._transfer(node, value)
+
+    def _host_function_of_read(self, node: cst.CSTNode,
+                               value: cst.BaseExpression) -> _Collect | None:
+        """`math.exp(loss.item())`, `10 * math.log10(1 / mse.item())`: one scalar read
+        under `math` functions, arithmetic and number literals only, so that the same
+        expression gives the same value when applied to the converted read after the
+        loop (nothing else in it can change in between)."""
+        finder = _HostFunctionOfRead(self)
+        visit(value, finder)
+        if not finder.ok or len(finder.reads) != 1 or not finder.functions:
+            return None
+        read = finder.reads[0]
+        if read.how not in ("item", "float", "int") or certainly_on_host(self.analysis,
+                                                                         read.tensor):
+            return None
+        template = value.deep_replace(read.node, cst.Name(_READ))
+        return _Collect(node, read.tensor, read.how, read.certain,
+                        cst.Module([]).code_for_node(template))
 
     def _transfer(self, node: cst.CSTNode, value: cst.BaseExpression) -> _Collect | None:
         """``t.cpu().numpy()``, ``t.detach().cpu()`` and the like."""
@@ -266,14 +301,15 @@ class CollectOnDevice(Rule):
             if isinstance(augmented, cst.AugAssign) and self.md.is_ancestor(loop, augmented):
                 uses.append((augmented, self._append_kind(augmented, "extend", augmented.value)))
         collects: list[_Collect] = []
+        host_appends = False
         for use, found in uses:
             if not self.md.is_ancestor(loop.body, use):
                 return _Plan(None, f"`{name}` is read in the loop header or `else:`")
             if found is None:
                 return _Plan(None, f"`{name}` is read inside the loop")
             if found == "host":
-                continue  # kept as they are: `to_host` converts only the tensors
-            if isinstance(found, _Collect):
+                host_appends = True  # kept as they are: `to_host` converts only tensors
+            elif isinstance(found, _Collect):
                 if self.analysis.loops.enclosing_loop(found.node) is not loop:
                     return _Plan(None, f"`{name}` is filled in nested loops")
                 collects.append(found)
@@ -283,6 +319,14 @@ class CollectOnDevice(Rule):
         if len(forms) != 1:
             return _Plan(None, f"`{name}` is filled with different kinds of values")
         form = forms.pop()
+        applies = {c.apply for c in collects}
+        if len(applies) != 1:
+            return _Plan(None, f"`{name}` is filled with different expressions of device "
+                               "values")
+        apply = applies.pop()
+        if apply is not None and host_appends:
+            return _Plan(None, f"`{name}` also gets host values, to which the expression "
+                               f"`{apply.replace(_READ, '...')}` must not be applied")
         why_not, fresh = self._origin(name, assignments, loop)
         if why_not is not None:
             return _Plan(None, why_not)
@@ -296,6 +340,13 @@ class CollectOnDevice(Rule):
                           "loop")
         # Whole tensors kept on the device until the loop ends (`.cpu()`, `.numpy()`) can
         # hold a whole epoch of outputs there where the original freed each step's copy.
+        if apply is not None:
+            # The host function now runs after the loop: an error it raises (`math.exp`
+            # overflows, `math.log(0)`) comes after the loop's other work, not at its step.
+            rewrite = Rewrite(f"Collect device tensors in `{name}`; convert them once after "
+                              f"the loop and apply `{apply.replace(_READ, '...')}` there "
+                              "(unsafe: an error it raises comes after the loop, not at its "
+                              "step)").unsafe()
         if not all(c.certain for c in collects) or any(
             c.form in ("cpu", "numpy") for c in collects
         ):
@@ -312,7 +363,13 @@ class CollectOnDevice(Rule):
         target = name if start is None else f"{name}[{start}:]"
         call = names.call("to_host", cst.parse_expression(target),
                           cst.SimpleString(f'"{form}"'))
-        code = f"{target} = {cst.Module([]).code_for_node(call)}"
+        converted = cst.Module([]).code_for_node(call)
+        if apply is not None:
+            taken = {n.value for n in _names(cst.parse_expression(apply))} | {name}
+            element = next(v for v in ("x", "v", "value", "x_") if v not in taken)
+            each = apply.replace(_READ, element)
+            converted = f"[{each} for {element} in {converted}]"
+        code = f"{target} = {converted}"
         rewrite = names.imports(rewrite, {"to_host"})
         rewrite = rewrite.insert_after(loop, [statement(code)])
         return _Plan(rewrite, collects=collects)
@@ -453,6 +510,67 @@ class CollectOnDevice(Rule):
         if isinstance(collect.node, cst.AugAssign):
             return cst.Expr(call)
         return call
+
+
+#: Stands for the read in a collect's `apply` template (not a valid user name: `$`-free
+#: but reserved-looking, and replaced before any code is written).
+_READ = "__nosync_read__"
+
+
+class _HostFunctionOfRead(cst.CSTVisitor):
+    """Accepts an expression made only of scalar reads, number literals, arithmetic and
+    calls of `math` functions with positional arguments; collects the reads."""
+
+    _OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+                  cst.Modulo, cst.Power)
+
+    def __init__(self, rule: CollectOnDevice) -> None:
+        self.rule = rule
+        self.reads: list = []  # type: ignore[type-arg]
+        self.functions = 0
+        self.ok = True
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self.ok:
+            return False
+        if isinstance(node, (cst.LeftParen, cst.RightParen, cst.BaseParenthesizableWhitespace,
+                             cst.Comma, cst.Integer, cst.Float)):
+            return False
+        if isinstance(node, cst.Call):
+            read = self.rule.analysis.host_read(node)
+            if read is not None:
+                self.reads.append(read)
+                return False
+            if all(a.keyword is None and not a.star for a in node.args) and any(
+                    q.startswith("math.") and q.count(".") == 1
+                    for q in self.rule.md.qualified_names(node.func)):
+                self.functions += 1
+                for arg in node.args:
+                    visit(arg.value, self)
+                return False
+            self.ok = False
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            self.ok = isinstance(node.operator, self._OPERATORS)
+            return self.ok
+        if isinstance(node, cst.UnaryOperation):
+            self.ok = isinstance(node.operator, (cst.Minus, cst.Plus))
+            return self.ok
+        if isinstance(node, (cst.BaseBinaryOp, cst.BaseUnaryOp)):
+            return False
+        self.ok = False
+        return False
+
+
+def _names(expr: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+    expr.visit(Names())
+    return found
 
 
 def _to_cpu(call: cst.Call) -> bool:
