@@ -235,6 +235,11 @@ class AccumulateOnDevice(Rule):
         device = ", ".join(f"`{code_of(r.node)}` -> `{code_of(self._suggested(r))}`"
                           for r in reads)
         if any(_same_name(n, target) for n in _names_in(value)):
+            # A recurrence is arithmetic on the old value and a read of something else:
+            # not a conversion of the value itself (`t = t.item() if ... else t`).
+            if not isinstance(value, cst.BinaryOperation) or is_conversion(value, name) or any(
+                    _same_name(n, target) for r in reads for n in _names_in(r.tensor)):
+                return
             self.report(node, f"`{what}` reads the device {self._when(node)} to update a "
                               f"running value (no automatic fix: nosync-fix moves running "
                               f"sums, and `{name}` is another recurrence). Keep `{name}` on "
