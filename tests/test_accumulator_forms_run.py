@@ -203,3 +203,42 @@ def test_a_number_divided_by_a_read_is_not_rewritten() -> None:
     check(source, (_losses(10),), unsafe=True, fixed=False)
     values = [t.double() for t in _losses(2000)]
     assert any((3 / v).item() != 3 / v.item() for v in values)
+
+
+# -- e: a count kept under a device condition -------------------------------------------------
+
+def test_count_under_a_device_condition() -> None:
+    fixed = check("""
+        import torch
+
+        def run(norms, max_norm):
+            clipped = 0
+            nans = 0.0
+            weighted = 0
+            for value in norms:
+                norm = torch.as_tensor(value) * 1.0
+                if norm > max_norm:
+                    clipped += 1
+                if torch.isnan(norm):
+                    nans += 1
+                if norm > 2 * max_norm:
+                    weighted += 3
+            print(clipped, nans, weighted)
+            return clipped, nans, weighted
+    """, ([0.5, 1.5, float("nan"), 3.0, 0.9, 2.5] * 40, 1.0), unsafe=True)
+    assert "clipped += (norm > max_norm).long()" in fixed
+    assert "nans += torch.isnan(norm).double()" in fixed
+
+
+def test_count_under_a_device_condition_that_never_holds() -> None:
+    check("""
+        import torch
+
+        def run(norms):
+            clipped = 0
+            for value in norms:
+                norm = torch.as_tensor(value) * 1.0
+                if norm > 10:
+                    clipped += 1
+            return clipped
+    """, ([0.5, 1.5] * 5,), unsafe=True)

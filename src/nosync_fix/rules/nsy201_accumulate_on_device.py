@@ -149,6 +149,15 @@ class AccumulateOnDevice(Rule):
     `.detach()` is always added: `.item()` also cut autograd, and a tensor
     accumulator without it would keep every step's graph alive.
 
+    A count kept under a device condition (`if norm > max_norm: clipped += 1`,
+    no `else`, one `+=` of a number literal) becomes `clipped +=
+    (norm > max_norm).long()` (`.double()` when the count starts as a float,
+    `* k` for a step `k`), converted with `int()`/`float()` where the host reads
+    it. The condition is the same comparison, so NaN compares as it did. Unsafe:
+    a condition of more than one element raised at the `if`; the fixed count
+    raises only where it is converted. A count that starts as an int and adds a
+    float is reported (its type would depend on whether the condition ever held).
+
     Division: torch computes `c / t` for a Python number `c` as
     `t.reciprocal() * c`, which rounds twice where Python's `c / x` rounds once
     (on the CPU with torch 2.13, 29% of float64 values differ in the last bit
@@ -181,8 +190,9 @@ class AccumulateOnDevice(Rule):
     summary = "Running sum of `.item()` reads in a loop: accumulate on the device, read once"
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
-    triggers = (".item(", "float(", "int(")
-    signals = Signal.ACCUMULATE | Signal.READ  # READ: reads that feed a sum later (`ratio`)
+    triggers = (".item(", "float(", "int(", "if")
+    # READ: reads that feed a sum later (`ratio`); CONDITION: counts under a device `if`.
+    signals = Signal.ACCUMULATE | Signal.READ | Signal.CONDITION
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
@@ -216,6 +226,95 @@ class AccumulateOnDevice(Rule):
                 self._candidate(node, target, value.left)
                 return
         self._host_value(node, target, value)
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if norm > max_norm: clipped += 1`: a count kept under a device condition
+        (issue 18, form e) becomes `clipped += (norm > max_norm).long()`."""
+        if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock) or len(
+                node.body.body) != 1:
+            return
+        line = node.body.body[0]
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return
+        update = line.body[0]
+        if not isinstance(update, cst.AugAssign) or not isinstance(update.operator,
+                                                                    cst.AddAssign):
+            return
+        if not isinstance(update.target, cst.Name) or numeric_type(update.value) is None:
+            return
+        if self.analysis.kind(node.test) is not Kind.TENSOR or placed_on_host(
+                self.analysis, node.test):
+            return
+        loop = self.analysis.loops.enclosing_loop(node)
+        if loop is None:
+            return
+        plan = self._count_plan(node, update, loop)
+        name = update.target.value
+        message = (f"`if {short(node.test)}: {short(update)}` reads the device "
+                   f"{self._when(node)} to count on the host; count on the device "
+                   f"(`{name} += ({short(node.test)}).long()`) and read once after the loop")
+        if plan.rewrite is None:
+            message += f" (no automatic fix: {plan.why_not})"
+        self.report(node, message, plan.rewrite)
+
+    def _count_plan(self, branch: cst.If, update: cst.AugAssign,
+                    loop: cst.For | cst.While) -> _Plan:
+        target = update.target
+        assert isinstance(target, cst.Name)
+        name = target.value
+        scope = self.md.scope(target)
+        if scope is None:
+            return _Plan(None, "cannot resolve the counter's scope")
+        literals: list[cst.BaseExpression] = []
+        enclosing = self.analysis.loops.enclosing_loops(loop)
+        for assignment in scope.assignments[name]:
+            if not isinstance(assignment, Assignment) or not isinstance(assignment.node,
+                                                                        cst.Name):
+                return _Plan(None, f"`{name}` is not a plain local variable")
+            holder = binding_statement(self.md, assignment.node)
+            if holder is update:
+                continue
+            if holder is None:
+                value = unpacked_value(self.md, assignment.node)
+                if value is not None and numeric_type(value) is not None:
+                    literals.append(value)
+                    continue
+                return _Plan(None, f"`{name}` is also bound in an unpacking, loop or with")
+            if self.md.is_ancestor(loop, holder):
+                return _Plan(None, f"`{name}` is also changed elsewhere in the loop")
+            kind, _ = _accumulation_kind(holder, name)
+            if kind == "literal":
+                literals.append(holder.value)  # type: ignore[attr-defined]
+            elif kind == "conversion" or after_loop(self.md, holder, loop, enclosing):
+                continue
+            else:
+                return _Plan(None, f"`{name}` is also assigned a value that is not a number")
+        if not literals:
+            return _Plan(None, f"`{name}` does not start as a number literal")
+        literal_types = {numeric_type(v) for v in literals}
+        step_type = numeric_type(update.value)
+        if literal_types == {"float"}:
+            kind, cast = "float", "double"
+        elif literal_types == {"int"} and step_type == "int":
+            kind, cast = "int", "long"
+        else:
+            return _Plan(None, f"`{name}` would be an int or a float depending on whether "
+                               "the condition ever held")
+        uses = host_uses(self.md, name, scope, loop, [branch])
+        if isinstance(uses, str):
+            return _Plan(None, uses)
+        condition = method_call(branch.test.with_changes(lpar=[], rpar=[]), cast)
+        step = update.value
+        increment: cst.BaseExpression = condition
+        if not (isinstance(step, cst.Integer) and step.evaluated_value == 1):
+            increment = cst.BinaryOperation(condition, cst.Multiply(), step)
+        new = line_with(cst.AugAssign(cst.Name(name), cst.AddAssign(), increment), branch)
+        rewrite = Rewrite(f"Count `{name}` on the device; read it once where the host needs "
+                          "it (unsafe: a condition of more than one element raised at "
+                          "`if`; the fixed count raises only where it is converted)").unsafe()
+        rewrite = rewrite.replace(branch, new)
+        conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
+        return _Plan(add_conversions(rewrite, uses, loop, conversion))
 
     def _host_value(self, node: cst.Assign, target: cst.Name,
                     value: cst.BaseExpression) -> None:
@@ -730,6 +829,12 @@ class AccumulateOnDevice(Rule):
         return isinstance(definition, cst.ClassDef) and any(
             isinstance(s, cst.FunctionDef) and s.name.value == "update"
             for s in definition.body.body)
+
+
+def line_with(small: cst.BaseSmallStatement, replaced: cst.BaseCompoundStatement,
+              ) -> cst.SimpleStatementLine:
+    """``small`` as a statement line that keeps the comments above ``replaced``."""
+    return cst.SimpleStatementLine([small], leading_lines=replaced.leading_lines)
 
 
 def _local_name(key: cst.BaseExpression) -> str:
