@@ -122,3 +122,123 @@ def test_read_divided_by_a_host_attribute() -> None:
             return total
     """, (_losses(50), Args()), unsafe=True)  # `loss`, a loop variable, is only likely a tensor
     assert "loss.detach().double() / args.accum_steps" in fixed
+
+
+# -- issue 20: an int start plus reads of unknown dtype ----------------------------------------
+
+_INT_START = """
+    import torch
+
+    def run(batches, loss_fn):
+        losses = 0
+        for x in batches:
+            loss = loss_fn(x)
+            losses += loss.item()
+        print(losses / len(batches))
+        return losses
+"""
+
+
+def test_int_start_sums_a_float32_loss_in_float64_over_many_steps() -> None:
+    losses = _losses(3000)
+    fixed = check(_INT_START, (losses, lambda x: x * 1.0), unsafe=True)
+    assert "python_precision(loss.detach())" in fixed
+    # The rewrite issue 20 found wrong (the loss summed in its own float32) does differ
+    # on these values, so the comparison above can tell the two apart.
+    float32_sum = 0
+    for loss in losses:
+        float32_sum += loss.detach()
+    python_sum = 0
+    for loss in losses:
+        python_sum += loss.item()
+    assert float32_sum.item() != python_sum
+
+
+def test_int_start_sums_integer_reads_as_ints() -> None:
+    counts = [torch.tensor(n, dtype=torch.int32) for n in (3, 2**31 - 1, 5, 2**31 - 1)]
+    fixed = check(_INT_START, (counts, lambda x: x + 0), unsafe=True)
+    assert "python_precision" in fixed  # int32 would wrap around past 2**31
+
+
+def test_int_start_with_boolean_and_half_reads() -> None:
+    check(_INT_START, ([torch.tensor(True), torch.tensor(False), torch.tensor(True)],
+                       lambda x: x.clone()), unsafe=True)
+    halves = [torch.tensor(v, dtype=torch.float16) for v in (0.1, 1000.0, 0.3, 2048.0, 1.0)]
+    check(_INT_START, (halves * 50, lambda x: x.clone()), unsafe=True)
+
+
+# -- reads under a division -------------------------------------------------------------------
+
+def test_one_over_a_read_and_a_read_over_a_size_are_exact() -> None:
+    fixed = check("""
+        import torch
+
+        def run(losses):
+            inverse = 0.0
+            per_item = 0.0
+            for loss in losses:
+                x = torch.ones(3)
+                t = loss * x.sum()
+                inverse += 1 / t.item()
+                per_item += t.item() / len(x)
+            print(inverse.hex(), per_item.hex())
+            return inverse, per_item
+    """, (_losses(2000),))
+    assert "1 / t.detach().double()" in fixed and "t.detach().double() / len(x)" in fixed
+
+
+def test_a_number_divided_by_a_read_is_not_rewritten() -> None:
+    # torch's `3 / t` is `t.reciprocal() * 3`: it differs from Python's `3 / x` in the last
+    # bit for many values, so the rule must leave this sum alone.
+    source = """
+        import torch
+
+        def run(losses):
+            total = 0.0
+            for loss in losses:
+                t = loss * torch.ones(()).sum()
+                total += 3 / t.item()
+            return total
+    """
+    check(source, (_losses(10),), unsafe=True, fixed=False)
+    values = [t.double() for t in _losses(2000)]
+    assert any((3 / v).item() != 3 / v.item() for v in values)
+
+
+# -- e: a count kept under a device condition -------------------------------------------------
+
+def test_count_under_a_device_condition() -> None:
+    fixed = check("""
+        import torch
+
+        def run(norms, max_norm):
+            clipped = 0
+            nans = 0.0
+            weighted = 0
+            for value in norms:
+                norm = torch.as_tensor(value) * 1.0
+                if norm > max_norm:
+                    clipped += 1
+                if torch.isnan(norm):
+                    nans += 1
+                if norm > 2 * max_norm:
+                    weighted += 3
+            print(clipped, nans, weighted)
+            return clipped, nans, weighted
+    """, ([0.5, 1.5, float("nan"), 3.0, 0.9, 2.5] * 40, 1.0), unsafe=True)
+    assert "clipped += (norm > max_norm).long()" in fixed
+    assert "nans += torch.isnan(norm).double()" in fixed
+
+
+def test_count_under_a_device_condition_that_never_holds() -> None:
+    check("""
+        import torch
+
+        def run(norms):
+            clipped = 0
+            for value in norms:
+                norm = torch.as_tensor(value) * 1.0
+                if norm > 10:
+                    clipped += 1
+            return clipped
+    """, ([0.5, 1.5] * 5,), unsafe=True)

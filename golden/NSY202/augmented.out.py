@@ -1,4 +1,5 @@
 import torch
+from nosync_fix.runtime import to_host
 
 
 def evaluate(model, loader):
@@ -11,11 +12,5 @@ def evaluate(model, loader):
         x, y = batch
         preds.append(torch.argmax(model(x), 1).detach())
         targets += y.tolist()
-    if (
-        len({(v.dtype, v.device, v.shape[1:]) for v in preds}) == 1
-        and preds[0].dim() > 0
-    ):
-        preds = torch.cat(preds).tolist()
-    else:
-        preds = [x for v in preds for x in v.tolist()]
+    preds = to_host(preds, "extend")
     return preds, targets

@@ -1,5 +1,6 @@
 import torch
 import torch.nn.functional as F
+from nosync_fix.runtime import to_host
 
 
 def train(model, loader, optimizer):
@@ -10,8 +11,5 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         losses.append(loss.detach())
-    if len({(v.dtype, v.device) for v in losses}) == 1:
-        losses = torch.cat([v.reshape(1) for v in losses]).tolist()
-    else:
-        losses = [v.item() for v in losses]
+    losses = to_host(losses, "item")
     return losses

@@ -2,6 +2,7 @@
 # already copied to the host are read without waiting for any device, so collecting
 # them is not reported; the same loop over a device tensor is.
 import torch
+from nosync_fix.runtime import to_host
 
 
 def pad_amounts(max_size: torch.Tensor, local_size: torch.Tensor) -> list:
@@ -17,8 +18,5 @@ def device_amounts(max_size: torch.Tensor, local_size: torch.Tensor) -> list:
     amounts = []
     for val in max_size - local_size:
         amounts.append(val.detach().clone())
-    if len({(v.dtype, v.device) for v in amounts}) == 1:
-        amounts = torch.cat([v.reshape(1) for v in amounts]).tolist()
-    else:
-        amounts = [v.item() for v in amounts]
+    amounts = to_host(amounts, "item")
     return amounts

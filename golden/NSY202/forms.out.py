@@ -1,6 +1,7 @@
 import numpy as np
 import torch
 import torch.nn.functional as F
+from nosync_fix.runtime import to_host
 
 
 @torch.no_grad()
@@ -25,23 +26,8 @@ def predict(model, loader):
         cpu_tensors.append(out.detach().cpu())
         datas.append(out.data.cpu().numpy())
         moved.append(out.to("cpu").numpy())
-    if len({(v.dtype, v.device) for v in floats}) == 1:
-        floats = torch.cat([v.reshape(1) for v in floats]).tolist()
-    else:
-        floats = [float(v) for v in floats]
-    if len({(v.dtype, v.device) for v in counts}) == 1:
-        counts = torch.cat([v.reshape(1) for v in counts]).tolist()
-    else:
-        counts = [int(v) for v in counts]
-    if (
-        len({(v.dtype, v.device, v.shape[1:]) for v in labels}) == 1
-        and labels[0].dim() > 0
-    ):
-        labels = torch.cat(labels).tolist()
-    else:
-        labels = [x for v in labels for x in v.tolist()]
-    if len({(v.dtype, v.device, v.shape) for v in rows}) == 1:
-        rows = torch.stack(rows).tolist()
-    else:
-        rows = [v.tolist() for v in rows]
+    floats = to_host(floats, "float")
+    counts = to_host(counts, "int")
+    labels = to_host(labels, "extend")
+    rows = to_host(rows, "tolist")
     return floats, counts, labels, rows, np.concatenate(arrays), cpu_tensors, datas, moved

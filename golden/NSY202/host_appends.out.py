@@ -1,5 +1,6 @@
 import torch
 import torch.nn.functional as F
+from nosync_fix.runtime import to_host
 
 
 def train(model, loader):
@@ -13,8 +14,6 @@ def train(model, loader):
         out = model(x)
         losses.append(F.mse_loss(out, y).detach())
         preds.append(torch.argmax(out, 1).detach())
-    losses = [v.item() if isinstance(v, torch.Tensor) else v for v in losses]
-    preds = [
-        x for v in preds for x in (v.tolist() if isinstance(v, torch.Tensor) else [v])
-    ]
+    losses = to_host(losses, "item")
+    preds = to_host(preds, "extend")
     return losses, preds

@@ -1,5 +1,6 @@
 import torch
 import torch.nn.functional as F
+from nosync_fix.runtime import to_host
 
 
 def train(model, loader, warmup_losses):
@@ -8,12 +9,7 @@ def train(model, loader, warmup_losses):
     history_start = len(history)
     for x, y in loader:
         history.append(F.mse_loss(model(x), y).detach())
-    if len({(v.dtype, v.device) for v in history[history_start:]}) == 1:
-        history[history_start:] = torch.cat(
-            [v.reshape(1) for v in history[history_start:]]
-        ).tolist()
-    else:
-        history[history_start:] = [v.item() for v in history[history_start:]]
+    history[history_start:] = to_host(history[history_start:], "item")
     return history
 
 
@@ -22,10 +18,5 @@ def resumed(model, loader, previous):
     losses_start = len(losses)
     for x, y in loader:
         losses.append(F.mse_loss(model(x), y).detach())
-    if len({(v.dtype, v.device) for v in losses[losses_start:]}) == 1:
-        losses[losses_start:] = torch.cat(
-            [v.reshape(1) for v in losses[losses_start:]]
-        ).tolist()
-    else:
-        losses[losses_start:] = [v.item() for v in losses[losses_start:]]
+    losses[losses_start:] = to_host(losses[losses_start:], "item")
     return losses

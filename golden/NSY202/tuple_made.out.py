@@ -1,5 +1,6 @@
 # golden: --unsafe-fixes
 import torch
+from nosync_fix.runtime import to_host
 
 
 def evaluate(model, loader):
@@ -8,14 +9,8 @@ def evaluate(model, loader):
     for x, y in loader:
         preds.append(model(x).argmax(1).detach())
         labels.append(y.detach().clone())
-    if len({(v.dtype, v.device) for v in preds}) == 1:
-        preds = torch.cat([v.reshape(1) for v in preds]).tolist()
-    else:
-        preds = [v.item() for v in preds]
-    if len({(v.dtype, v.device) for v in labels}) == 1:
-        labels = torch.cat([v.reshape(1) for v in labels]).tolist()
-    else:
-        labels = [v.item() for v in labels]
+    preds = to_host(preds, "item")
+    labels = to_host(labels, "item")
     return preds, labels
 
 
@@ -28,10 +23,7 @@ def aliased(model, loader, shared):
         seen.append(y.item())
         first.append(y.item())
         second.append(y.item())
-    if len({(v.dtype, v.device) for v in preds}) == 1:
-        preds = torch.cat([v.reshape(1) for v in preds]).tolist()
-    else:
-        preds = [v.item() for v in preds]
+    preds = to_host(preds, "item")
     return preds, seen, first, second
 
 

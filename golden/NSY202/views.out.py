@@ -1,5 +1,6 @@
 # golden: --unsafe-fixes
 import torch
+from nosync_fix.runtime import to_host
 
 
 def track(model, loader, optimizer):
@@ -13,18 +14,9 @@ def track(model, loader, optimizer):
         scales.append(model.logit_scale.detach().clone())
         firsts.append(out[0, 0].detach().clone())
         norms.append(torch.linalg.vector_norm(out).detach())
-    if len({(v.dtype, v.device) for v in scales}) == 1:
-        scales = torch.cat([v.reshape(1) for v in scales]).tolist()
-    else:
-        scales = [v.item() for v in scales]
-    if len({(v.dtype, v.device) for v in firsts}) == 1:
-        firsts = torch.cat([v.reshape(1) for v in firsts]).tolist()
-    else:
-        firsts = [v.item() for v in firsts]
-    if len({(v.dtype, v.device) for v in norms}) == 1:
-        norms = torch.cat([v.reshape(1) for v in norms]).tolist()
-    else:
-        norms = [v.item() for v in norms]
+    scales = to_host(scales, "item")
+    firsts = to_host(firsts, "item")
+    norms = to_host(norms, "item")
     return scales, firsts, norms
 
 
@@ -34,8 +26,5 @@ def changed_later(model, loader):
         total = model(x).sum()
         values.append(total.detach().clone())
         total.mul_(2)
-    if len({(v.dtype, v.device) for v in values}) == 1:
-        values = torch.cat([v.reshape(1) for v in values]).tolist()
-    else:
-        values = [v.item() for v in values]
+    values = to_host(values, "item")
     return values

@@ -57,6 +57,12 @@ def _offered(finding: Finding, allowed: set[Applicability]) -> bool:
     return finding.fix is not None and finding.fix.applicability in allowed
 
 
+def _fixed_sites(findings: Sequence[Finding], allowed: set[Applicability]) -> set[tuple]:
+    """The (line, column) of every finding whose fix the tier applies: another rule's
+    report of the same site (NSY101 on the `if` NSY201 rewrites) is gone after the fix."""
+    return {(f.line, f.column) for f in findings if _offered(f, allowed)}
+
+
 def annotate(findings: Sequence[Finding], tree: ast.AST,
              allowed: set[Applicability]) -> list[Finding]:
     """``findings`` with the remaining syncs of their iteration named on each fixable one."""
@@ -64,13 +70,15 @@ def annotate(findings: Sequence[Finding], tree: ast.AST,
     if not spans or len(findings) < 2:
         return list(findings)
     loop_of = _loop_of_each(findings, tree, spans)
+    fixed = _fixed_sites(findings, allowed)
     out: list[Finding] = []
     for f, loop in zip(findings, loop_of, strict=True):
         if loop is None or not _offered(f, allowed):
             out.append(f)
             continue
         remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of, strict=True)
-                            if other == loop and g is not f and not _offered(g, allowed)})
+                            if other == loop and g is not f and not _offered(g, allowed)
+                            and (g.line, g.column) not in fixed})
         if remaining:
             f = replace(f, message=f"{f.message}; the iteration still syncs at "
                                    f"{name_lines(remaining)}")
@@ -96,10 +104,14 @@ def loop_summaries(findings: Sequence[Finding], tree: ast.AST,
     for f, loop in zip(findings, _loop_of_each(findings, tree, spans), strict=True):
         if loop is not None:
             groups.setdefault(loop, []).append(f)
+    fixed = _fixed_sites(findings, allowed)
     out = []
     for loop, members in sorted(groups.items()):
-        left = [f for f in members if not _offered(f, allowed)]
+        left = [f for f in members if not _offered(f, allowed)
+                and (f.line, f.column) not in fixed]
         if len(left) < len(members):
-            out.append(LoopSummary(loop[0], len(members),
+            # Reads are counted by site: two rules reporting one `if` are one read.
+            reads = len({(f.line, f.column) for f in members})
+            out.append(LoopSummary(loop[0], reads,
                                    tuple(sorted((f.line, f.code) for f in left))))
     return tuple(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -12,8 +13,9 @@ from ..analysis import HostRead, Kind
 from ..analysis.base import visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
+from ._deferred import RuntimeNames
 from ._device import dtype_family, is_fresh, is_int64
-from ._helpers import detached, method_call, short
+from ._helpers import code_of, detached, method_call, short
 from ._hoist import (
     add_conversions,
     after_loop,
@@ -116,10 +118,15 @@ class AccumulateOnDevice(Rule):
 
     Safe when the read is certainly of a tensor, and unsafe when the receiver
     is only likely to be one, or when the accumulator starts as an int and the
-    tensor's dtype is unknown: it is then summed in that dtype, which loses
-    precision for float16 and wraps around for small integer types (start at
-    `0.0` to get the safe fix). Complex tensors are not supported by the
-    float cast.
+    tensor's dtype is unknown. The read is then wrapped in
+    `nosync_fix.runtime.python_precision`, which looks at the dtype when the
+    code runs and sums floats in float64, integers and booleans in int64 and
+    complex values in complex128, as Python would (summing in the tensor's own
+    dtype, as earlier versions did, rounds a float32 loss differently from
+    Python's float64 sum and wraps small integer types). It stays unsafe because
+    nothing in the source says what the value is (start at `0.0` to get the
+    safe fix). With `accumulate-dtype = "float32"` such reads are summed in
+    their own dtype. Complex tensors are not supported by the float cast.
 
     Meters (`meter.update(loss.item(), n)`, the AverageMeter pattern) get an
     unsafe fix only: the read becomes `.detach()`, so the meter sums on the
@@ -142,6 +149,37 @@ class AccumulateOnDevice(Rule):
     `.detach()` is always added: `.item()` also cut autograd, and a tensor
     accumulator without it would keep every step's graph alive.
 
+    A count kept under a device condition (`if norm > max_norm: clipped += 1`,
+    no `else`, one `+=` of a number literal) becomes `clipped +=
+    (norm > max_norm).long()` (`.double()` when the count starts as a float,
+    `* k` for a step `k`), converted with `int()`/`float()` where the host reads
+    it. The condition is the same comparison, so NaN compares as it did. Unsafe:
+    a condition of more than one element raised at the `if`; the fixed count
+    raises only where it is converted. A count that starts as an int and adds a
+    float is reported (its type would depend on whether the condition ever held).
+
+    Division: torch computes `c / t` for a Python number `c` as
+    `t.reciprocal() * c`, which rounds twice where Python's `c / x` rounds once
+    (on the CPU with torch 2.13, 29% of float64 values differ in the last bit
+    for `c = 3`). A sum whose increment divides a number by a read is therefore
+    reported, not fixed; `1 / t`, `t / c` and `t / u` round as Python does and
+    are fixed.
+
+    Reported without a fix, each with what to write instead: a sum kept in a
+    dict entry or an attribute (`running["loss"] += loss.item()`,
+    `self.total += ...`: sum in a local, add it once after the loop); a
+    recurrence other than a sum (`ema = b * ema + (1 - b) * loss.item()`: the
+    same line with `loss.detach().double()`, then `float(ema)`); a read kept
+    in a local that the loop then sums or appends (`ratio = a.item() /
+    b.item()`, `total += ratio`), also when that local is used in tensor
+    arithmetic, where the read stopped the gradient (`adv = r - value.item()`:
+    `value.detach().double()`); and a `math` function of a read that is summed
+    (`total += 10 * math.log10(1 / mse.item())`): `torch.log10` and
+    `torch.exp` in float64 do not round every last bit as `math.log10` and
+    `math.exp` do (12 to 15% and 0.5% of values differ on the CPU), so only the
+    person can choose between collecting the values (exact) and summing on the
+    device (last-bit differences).
+
     ## When not to apply
     When the accumulator is read on every step (a running average printed each
     iteration) there is nothing to save; nosync-fix reports those without a fix.
@@ -152,12 +190,19 @@ class AccumulateOnDevice(Rule):
     summary = "Running sum of `.item()` reads in a loop: accumulate on the device, read once"
     fix_kind = "safe/unsafe"
     cost = "sync and graph break"
-    triggers = (".item(", "float(", "int(")
-    signals = Signal.ACCUMULATE
+    triggers = (".item(", "float(", "int(", "if")
+    # READ: reads that feed a sum later (`ratio`); CONDITION: counts under a device `if`.
+    signals = Signal.ACCUMULATE | Signal.READ | Signal.CONDITION
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
         self._plans: dict[tuple[int, str, int], _Plan] = {}
+        self._runtime: RuntimeNames | None = None
+
+    def _runtime_names(self) -> RuntimeNames:
+        if self._runtime is None:
+            self._runtime = RuntimeNames(self.analysis)
+        return self._runtime
 
     # -- visiting ----------------------------------------------------------------------------
 
@@ -166,16 +211,231 @@ class AccumulateOnDevice(Rule):
             self._candidate(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.value, cst.BinaryOperation):
+        if len(node.targets) != 1:
             return
         target = node.targets[0].target
         value = node.value
         if not isinstance(target, cst.Name):
             return
-        if isinstance(value.operator, (cst.Add, cst.Subtract)) and _same_name(value.left, target):
-            self._candidate(node, target, value.right)
-        elif isinstance(value.operator, cst.Add) and _same_name(value.right, target):
-            self._candidate(node, target, value.left)
+        if isinstance(value, cst.BinaryOperation):
+            if isinstance(value.operator, (cst.Add, cst.Subtract)) and _same_name(value.left,
+                                                                                target):
+                self._candidate(node, target, value.right)
+                return
+            if isinstance(value.operator, cst.Add) and _same_name(value.right, target):
+                self._candidate(node, target, value.left)
+                return
+        self._host_value(node, target, value)
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if norm > max_norm: clipped += 1`: a count kept under a device condition
+        (issue 18, form e) becomes `clipped += (norm > max_norm).long()`."""
+        if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock) or len(
+                node.body.body) != 1:
+            return
+        line = node.body.body[0]
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return
+        update = line.body[0]
+        if not isinstance(update, cst.AugAssign) or not isinstance(update.operator,
+                                                                    cst.AddAssign):
+            return
+        if not isinstance(update.target, cst.Name) or numeric_type(update.value) is None:
+            return
+        if self.analysis.kind(node.test) is not Kind.TENSOR or placed_on_host(
+                self.analysis, node.test):
+            return
+        loop = self.analysis.loops.enclosing_loop(node)
+        if loop is None:
+            return
+        plan = self._count_plan(node, update, loop)
+        name = update.target.value
+        message = (f"`if {short(node.test)}: {short(update)}` reads the device "
+                   f"{self._when(node)} to count on the host; count on the device "
+                   f"(`{name} += ({short(node.test)}).long()`) and read once after the loop")
+        if plan.rewrite is None:
+            message += f" (no automatic fix: {plan.why_not})"
+        self.report(node, message, plan.rewrite)
+
+    def _count_plan(self, branch: cst.If, update: cst.AugAssign,
+                    loop: cst.For | cst.While) -> _Plan:
+        target = update.target
+        assert isinstance(target, cst.Name)
+        name = target.value
+        scope = self.md.scope(target)
+        if scope is None:
+            return _Plan(None, "cannot resolve the counter's scope")
+        literals: list[cst.BaseExpression] = []
+        enclosing = self.analysis.loops.enclosing_loops(loop)
+        for assignment in scope.assignments[name]:
+            if not isinstance(assignment, Assignment) or not isinstance(assignment.node,
+                                                                        cst.Name):
+                return _Plan(None, f"`{name}` is not a plain local variable")
+            holder = binding_statement(self.md, assignment.node)
+            if holder is update:
+                continue
+            if holder is None:
+                value = unpacked_value(self.md, assignment.node)
+                if value is not None and numeric_type(value) is not None:
+                    literals.append(value)
+                    continue
+                return _Plan(None, f"`{name}` is also bound in an unpacking, loop or with")
+            if self.md.is_ancestor(loop, holder):
+                return _Plan(None, f"`{name}` is also changed elsewhere in the loop")
+            kind, _ = _accumulation_kind(holder, name)
+            if kind == "literal":
+                literals.append(holder.value)  # type: ignore[attr-defined]
+            elif kind == "conversion" or after_loop(self.md, holder, loop, enclosing):
+                continue
+            else:
+                return _Plan(None, f"`{name}` is also assigned a value that is not a number")
+        if not literals:
+            return _Plan(None, f"`{name}` does not start as a number literal")
+        literal_types = {numeric_type(v) for v in literals}
+        step_type = numeric_type(update.value)
+        if literal_types == {"float"}:
+            kind, cast = "float", "double"
+        elif literal_types == {"int"} and step_type == "int":
+            kind, cast = "int", "long"
+        else:
+            return _Plan(None, f"`{name}` would be an int or a float depending on whether "
+                               "the condition ever held")
+        uses = host_uses(self.md, name, scope, loop, [branch])
+        if isinstance(uses, str):
+            return _Plan(None, uses)
+        condition = method_call(branch.test.with_changes(lpar=[], rpar=[]), cast)
+        step = update.value
+        increment: cst.BaseExpression = condition
+        if not (isinstance(step, cst.Integer) and step.evaluated_value == 1):
+            increment = cst.BinaryOperation(condition, cst.Multiply(), step)
+        new = line_with(cst.AugAssign(cst.Name(name), cst.AddAssign(), increment), branch)
+        rewrite = Rewrite(f"Count `{name}` on the device; read it once where the host needs "
+                          "it (unsafe: a condition of more than one element raised at "
+                          "`if`; the fixed count raises only where it is converted)").unsafe()
+        rewrite = rewrite.replace(branch, new)
+        conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
+        return _Plan(add_conversions(rewrite, uses, loop, conversion))
+
+    def _host_value(self, node: cst.Assign, target: cst.Name,
+                    value: cst.BaseExpression) -> None:
+        """Report, precisely, a read kept as a Python number that feeds a recurrence
+        (`ema = b * ema + (1 - b) * loss.item()`) or that is then summed or collected in
+        the same loop (`ratio = a.item() / b.item()`, then `total += ratio`). No fix: the
+        message says what to write."""
+        reads = self._reads(value)
+        if not reads:
+            return
+        loop = self.analysis.loops.enclosing_loop(node)
+        statement_node = self.md.statement_of(node)
+        if loop is None or statement_node is None:
+            return
+        what = short(node)
+        name = target.value
+        device = ", ".join(f"`{code_of(r.node)}` -> `{code_of(self._suggested(r))}`"
+                          for r in reads)
+        if any(_same_name(n, target) for n in _names_in(value)):
+            # A recurrence is arithmetic on the old value and a read of something else:
+            # not a conversion of the value itself (`t = t.item() if ... else t`).
+            if not isinstance(value, cst.BinaryOperation) or is_conversion(value, name) or any(
+                    _same_name(n, target) for r in reads for n in _names_in(r.tensor)):
+                return
+            self.report(node, f"`{what}` reads the device {self._when(node)} to update a "
+                              f"running value (no automatic fix: nosync-fix moves running "
+                              f"sums, and `{name}` is another recurrence). Keep `{name}` on "
+                              f"the device: {device} in this line (Python's float "
+                              "arithmetic is float64, and float64 tensors give the same "
+                              "bits with Python float coefficients), then "
+                              f"`{name} = float({name})` where the host reads it; if it is "
+                              "read every step, read it less often")
+            return
+        uses = self._accumulating_uses(name, node, loop)
+        if not uses:
+            return
+        feeds = " and ".join(f"`{short(u)}`" for u in uses)
+        after = " and ".join(_conversion_after(u) for u in uses)
+        tensor_use = self._tensor_use(name, node, loop)
+        if tensor_use is not None:
+            use, certain = tensor_use
+            gradient = ("where the read also stops the gradient" if certain else
+                        "where, if that is a tensor, the read also stops the gradient")
+            self.report(node, f"`{what}` reads the device {self._when(node)} for a value "
+                              f"that is both used in tensor arithmetic (`{short(use)}`, "
+                              f"{gradient}) and accumulated on the host ({feeds}) (no "
+                              "automatic fix: both roles must be kept). Write "
+                              f"{device}: `.detach()` stops the gradient as the read did "
+                              "and float64 keeps Python's arithmetic; accumulate the "
+                              f"tensor on the device and convert once after the loop: "
+                              f"{after}")
+            return
+        self.report(node, f"`{what}` reads the device {self._when(node)} for a value that is "
+                          f"then accumulated on the host ({feeds}) (no automatic fix: "
+                          f"`{name}` is a Python number where it is used). Keep it a "
+                          f"tensor: {device} (float64, as Python's arithmetic), accumulate "
+                          f"it on the device and convert once after the loop: {after}")
+
+    def _suggested(self, read: HostRead) -> cst.BaseExpression:
+        """The device expression a person would write for a read: detached, in the dtype
+        Python computes with (float64 for floats, int64 for integers)."""
+        kind = self._read_type(read)
+        return self._device_read(read, kind != "int", True)
+
+    def _local_uses(self, name: str, node: cst.CSTNode,
+                    loop: cst.For | cst.While) -> list[cst.Name]:
+        """The uses of ``name`` in ``loop``'s body that see the binding at ``node``."""
+        scope = self.md.scope(node)
+        if scope is None:
+            return []
+        uses = []
+        for assignment in scope.assignments[name]:
+            if not isinstance(assignment, Assignment) or not self.md.is_ancestor(
+                    node, assignment.node):
+                continue
+            for access in assignment.references:
+                if isinstance(access.node, cst.Name) and self.md.is_ancestor(loop.body,
+                                                                             access.node):
+                    uses.append(access.node)
+        return sorted(uses, key=self.md.source_order)
+
+    def _accumulating_uses(self, name: str, node: cst.CSTNode,
+                           loop: cst.For | cst.While) -> list[cst.CSTNode]:
+        """Statements of the loop that add ``name`` to a sum or append it to a list."""
+        found: list[cst.CSTNode] = []
+        for use in self._local_uses(name, node, loop):
+            parent = self.md.parent(use)
+            holder: cst.CSTNode | None = None
+            if isinstance(parent, cst.AugAssign) and parent.value is use and isinstance(
+                    parent.operator, (cst.AddAssign, cst.SubtractAssign)):
+                holder = parent
+            elif isinstance(parent, cst.BinaryOperation) and isinstance(
+                    parent.operator, cst.Add):
+                assign = self.md.parent(parent)
+                if isinstance(assign, cst.Assign) and assign.value is parent and len(
+                        assign.targets) == 1 and isinstance(assign.targets[0].target,
+                                                            cst.Name) and any(
+                        _same_name(side, assign.targets[0].target)
+                        for side in (parent.left, parent.right)):
+                    holder = assign
+            elif isinstance(parent, cst.Arg):
+                call = self.md.parent(parent)
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and (
+                        call.func.attr.value == "append") and len(call.args) == 1:
+                    holder = call
+            if holder is not None and not any(h is holder for h in found):
+                found.append(holder)
+        return found
+
+    def _tensor_use(self, name: str, node: cst.CSTNode,
+                    loop: cst.For | cst.While) -> tuple[cst.CSTNode, bool] | None:
+        """A statement of the loop where ``name`` is combined with what is (True) or may be
+        (False) a tensor."""
+        for use in self._local_uses(name, node, loop):
+            parent = self.md.parent(use)
+            if isinstance(parent, cst.BinaryOperation):
+                other = parent.right if parent.left is use else parent.left
+                kind = self.analysis.kind(other)
+                if kind is not Kind.HOST:
+                    return self.md.statement_of(parent) or parent, kind is Kind.TENSOR
+        return None
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -238,9 +498,8 @@ class AccumulateOnDevice(Rule):
                                   "add the detached value instead", plan.rewrite)
                 return
             self.report(node, f"`{what}` reads the device {self._when(node)}; keep the sum "
-                              "in a "
-                              "tensor and read it once after the loop (no automatic fix: "
-                              "the accumulator is not a local variable)")
+                              "in a tensor and read it once after the loop "
+                              f"{self._not_local(target, increment, reads)}")
             return
         plan = self._plan(target, loop)
         message = (f"`{what}` reads the device {self._when(node)}; accumulate on the "
@@ -249,6 +508,39 @@ class AccumulateOnDevice(Rule):
         if plan.rewrite is None:
             message += f" (no automatic fix: {plan.why_not})"
         self.report(node, message, plan.rewrite)
+
+    def _not_local(self, target: cst.BaseExpression, increment: cst.BaseExpression,
+                   reads: list[HostRead]) -> str:
+        """Why an accumulator that is an entry or an attribute gets no fix, and what to
+        write instead (form a of issue 18: `running["loss"] += loss.item()`)."""
+        new = increment
+        for read in reads:
+            new = new.deep_replace(read.node, self._suggested(read))  # type: ignore[assignment]
+        device = code_of(new)
+        where = code_of(target)
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(
+                target.slice[0].slice, cst.Index):
+            key = target.slice[0].slice.value
+            holder = code_of(target.value)
+            if isinstance(key, (cst.SimpleString, cst.Integer)):
+                local = _local_name(key)
+                return (f"(no automatic fix: `{where}` is an entry of `{holder}`, and "
+                        "nosync-fix moves only sums kept in local variables). Sum in a "
+                        f"local instead: `{local} = 0.0` before the loop, `{local} += "
+                        f"{device}` in it, and `{where} += float({local})` after it (or "
+                        f"where the host reads `{holder}`)")
+            return (f"(no automatic fix: `{where}` is an entry of `{holder}` whose key "
+                    f"`{code_of(key)}` changes from step to step). Keep a dict of device "
+                    f"sums instead: `sums[{code_of(key)}] = sums.get({code_of(key)}, 0.0) + "
+                    f"{device}` in the loop, then `{where} += float(sums[{code_of(key)}])` "
+                    f"for each key after it")
+        if isinstance(target, cst.Attribute):
+            local = target.attr.value
+            return (f"(no automatic fix: `{where}` is an attribute, which other code may "
+                    f"read at any time). Sum in a local instead: `{local} = 0.0` before the "
+                    f"loop, `{local} += {device}` in it, and `{where} += float({local})` "
+                    "after it")
+        return "(no automatic fix: the accumulator is not a local variable)"
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -294,7 +586,7 @@ class AccumulateOnDevice(Rule):
                     continue  # summed elsewhere: that code's own plan
                 reads = self._reads(increment)
                 if not self._device_compatible(increment, reads):
-                    return _Plan(None, "the summed expression needs host values")
+                    return _Plan(None, self._needs_host(name, increment, reads))
                 accumulations.append(_Accumulation(holder, increment, reads))
             elif kind == "literal":
                 literals.append(holder.value)  # type: ignore[attr-defined]
@@ -335,11 +627,15 @@ class AccumulateOnDevice(Rule):
             return _Plan(None, uses)
         uses.after_loop = uses.after_loop or read_after
         dtype_unknown = not float_sum and None in increment_types
+        float64 = self.context.settings.accumulate_dtype == "float64"
         message = f"Accumulate `{name}` on the device; read it once where the host needs it"
-        if dtype_unknown:
+        if dtype_unknown and float64:
+            message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
+                        "is known only when the code runs; `python_precision` then sums "
+                        "floats in float64 and integers in int64, as Python would)")
+        elif dtype_unknown:
             message += (f" (unsafe: `{name}` starts as an int and the dtype of what is summed "
                         "is unknown, so it is summed in that dtype)")
-        float64 = self.context.settings.accumulate_dtype == "float64"
         narrowed = not float64 and any(
             _sums_in_float(self._read_type(r), float_sum) for r in reads)
         if narrowed and not dtype_unknown:
@@ -349,10 +645,38 @@ class AccumulateOnDevice(Rule):
         if dtype_unknown or narrowed or not all(r.certain for r in reads):
             rewrite = rewrite.unsafe()
         for read in reads:
-            rewrite = rewrite.replace(read.node, self._device_read(read, float_sum, float64))
+            new = self._device_read(read, float_sum, float64)
+            if float64 and self._read_type(read) is None and not float_sum:
+                # The read's dtype is unknown: an int start plus a float32 loss must still
+                # be summed in float64, an integer count in int64 (issue 20).
+                names = self._runtime_names()
+                new = names.call("python_precision", new)
+                rewrite = names.imports(rewrite, {"python_precision"})
+            rewrite = rewrite.replace(read.node, new)
         kind = python_number_type(literal_types, increment_types)  # type: ignore[arg-type]
         conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
         return _Plan(add_conversions(rewrite, uses, loop, conversion))
+
+    def _needs_host(self, name: str, increment: cst.BaseExpression,
+                    reads: list[HostRead]) -> str:
+        """Why an increment cannot be summed on the device, as precisely as is known."""
+        if self._arithmetic(increment, reads).reason == "divisor":
+            return ("a read divides a number: torch computes `c / t` as `c * (1 / t)`, "
+                    "rounding twice where Python rounds once, so the sum would differ in "
+                    "the last bits; collect the divisors on the device (NSY202) and do "
+                    "the divisions and the sum after the loop, in the same order")
+        function = _host_function(self, increment, reads)
+        if function is None:
+            return "the summed expression needs host values"
+        torch_name = "torch." + function.rsplit(".", 1)[-1]
+        values = ", ".join(f"`{code_of(r.tensor)}`" for r in reads)
+        return (f"`{function}` runs on the host, and `{torch_name}` on a float64 tensor is not "
+                f"guaranteed to round the last bit as `{function}` does, so no fix is offered. "
+                f"To keep every bit, collect {values} on the device (`values.append("
+                f"{code_of(detached(reads[0].tensor))})`) and apply the same expression to "
+                f"`to_host(values, \"item\")` after the loop, adding to `{name}` in the same "
+                "order; or, accepting last-bit differences, sum "
+                f"`{torch_name}(...)` of `{code_of(self._suggested(reads[0]))}` on the device")
 
     def _tensor_accumulator(self, name: str, accumulations: list[_Accumulation]) -> _Plan:
         """The accumulator is a tensor already: only the reads have to go (unsafe: the
@@ -420,10 +744,14 @@ class AccumulateOnDevice(Rule):
 
     def _device_compatible(self, increment: cst.BaseExpression, reads: list[HostRead]) -> bool:
         """Whether the increment still works once its reads are tensors (plain arithmetic)."""
+        return self._arithmetic(increment, reads).ok
+
+    def _arithmetic(self, increment: cst.BaseExpression,
+                    reads: list[HostRead]) -> _ArithmeticChecker:
         read_nodes = {id(r.node) for r in reads}
         checker = _ArithmeticChecker(self, read_nodes)
         visit(increment, checker)
-        return checker.ok
+        return checker
 
     def _meter_escape(self, receiver: cst.BaseExpression) -> str | None:
         """Why what the meter keeps may leave it as a value (a file, JSON, a logger, a
@@ -441,7 +769,10 @@ class AccumulateOnDevice(Rule):
                 or isinstance(self.md.parent(r.node), cst.Param) for r in access.referents):
             return f"`{receiver.value}` is not made in this function, so its uses cannot be seen"
         referents = {id(r) for r in access.referents}
-        for other in scope.accesses[receiver.value]:
+        # LibCST keeps accesses in a set: walk them in source order, so that the message
+        # names the first escaping use, the same one on every run.
+        for other in sorted(scope.accesses[receiver.value],
+                            key=lambda a: self.md.source_order(a.node)):
             if not {id(r) for r in other.referents} & referents:
                 continue
             reason = self._meter_use_escapes(other.node)
@@ -498,6 +829,66 @@ class AccumulateOnDevice(Rule):
         return isinstance(definition, cst.ClassDef) and any(
             isinstance(s, cst.FunctionDef) and s.name.value == "update"
             for s in definition.body.body)
+
+
+def line_with(small: cst.BaseSmallStatement, replaced: cst.BaseCompoundStatement,
+              ) -> cst.SimpleStatementLine:
+    """``small`` as a statement line that keeps the comments above ``replaced``."""
+    return cst.SimpleStatementLine([small], leading_lines=replaced.leading_lines)
+
+
+def _local_name(key: cst.BaseExpression) -> str:
+    """A local variable name for the sum of a dict entry: `loss_sum` for `["loss"]`."""
+    if isinstance(key, cst.SimpleString):
+        text = str(key.evaluated_value)
+        if text.isidentifier() and not keyword.iskeyword(text):
+            return f"{text}_sum"
+    return "entry_sum"
+
+
+def _host_function(rule: AccumulateOnDevice, increment: cst.BaseExpression,
+                   reads: list[HostRead]) -> str | None:
+    """The qualified name of a `math` function applied to a read in ``increment``
+    (`math.log10(1 / mse.item())`), or None."""
+    read_ids = {id(r.node) for r in reads}
+    found: list[str] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            if id(node) in read_ids:
+                return False
+            names = [q for q in rule.md.qualified_names(node.func) if q.startswith("math.")]
+            if names and any(rule.md.is_ancestor(node, r.node) for r in reads):
+                found.append(sorted(names)[0])
+            return True
+
+    increment.visit(Calls())
+    return found[0] if found else None
+
+
+def _conversion_after(holder: cst.CSTNode) -> str:
+    """What converts, after the loop, the device sum or list that ``holder`` fills."""
+    if isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute):
+        return f"`{code_of(holder.func.value)} = to_host({code_of(holder.func.value)}, \"item\")`"
+    target = holder.target if isinstance(holder, cst.AugAssign) else (
+        holder.targets[0].target if isinstance(holder, cst.Assign) else holder)
+    text = code_of(target)
+    return f"`{text} = float({text})`"
+
+
+def _names_in(expr: cst.CSTNode) -> list[cst.Name]:
+    """Every Name in ``expr`` (outside lambdas)."""
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    expr.visit(Names())
+    return found
 
 
 def _same_name(node: cst.BaseExpression, target: cst.Name) -> bool:
@@ -562,6 +953,19 @@ class _ArithmeticChecker(cst.CSTVisitor):
         self.rule = rule
         self.reads = reads
         self.ok = True
+        self.reason = ""
+
+    def _has_read(self, expr: cst.CSTNode) -> bool:
+        found = False
+
+        class Reads(cst.CSTVisitor):
+            def on_visit(inner, node: cst.CSTNode) -> bool:  # noqa: N805
+                nonlocal found
+                found = found or id(node) in self.reads
+                return not found
+
+        expr.visit(Reads())
+        return found
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if not self.ok:
@@ -574,6 +978,13 @@ class _ArithmeticChecker(cst.CSTVisitor):
         if isinstance(node, cst.BinaryOperation):
             if not isinstance(node.operator, self._OPERATORS):
                 self.ok = False
+            elif isinstance(node.operator, cst.Divide) and self._has_read(node.right) and (
+                    not self._has_read(node.left) and not _is_unit(node.left)):
+                # torch computes `c / t` as `t.reciprocal() * c`: two roundings where
+                # Python's `c / x` has one (measured: 29% of float64 values differ for
+                # c = 3). `1 / t`, `t / c` and `t / u` are exact.
+                self.ok = False
+                self.reason = "divisor"
             return True
         if isinstance(node, cst.UnaryOperation):
             if not isinstance(node.operator, (cst.Minus, cst.Plus)):
@@ -596,6 +1007,18 @@ class _ArithmeticChecker(cst.CSTVisitor):
         if isinstance(node, cst.BaseExpression):
             self.ok = False
         return False
+
+
+def _is_unit(expr: cst.BaseExpression) -> bool:
+    """The literal 1 or -1 (`1 / t` is computed exactly by torch's reciprocal)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus,
+                                                                            cst.Plus)):
+        expr = expr.expression
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value == 1
+    if isinstance(expr, cst.Float):
+        return expr.evaluated_value == 1.0
+    return False
 
 
 def _numeric_spec(spec: str) -> bool:

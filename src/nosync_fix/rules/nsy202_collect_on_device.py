@@ -8,10 +8,12 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, Scope
 
 from ..analysis import Kind
+from ..analysis.base import visit
 from ..prefilter import Signal
 from ..rewrite import Rewrite
-from ._device import dtype_family, is_fresh
-from ._helpers import detached, method_call, short, statement, torch_ref
+from ._deferred import RuntimeNames
+from ._device import is_fresh
+from ._helpers import detached, method_call, short, statement
 from ._hoist import exception_exposure, runs_inline
 from ._host import certainly_on_host
 from .base import Rule
@@ -39,6 +41,9 @@ class _Collect:
     form: str
     #: The receiver is certainly a tensor, and the conversion exact.
     certain: bool
+    #: For `ppl.append(math.exp(loss.item()))`: the host expression applied after the
+    #: loop to each converted value, with the read replaced by the name `_READ`.
+    apply: str | None = None
 
 
 @dataclass
@@ -80,28 +85,31 @@ class CollectOnDevice(Rule):
     ## Use instead
     ```python
     import torch
+    from nosync_fix.runtime import to_host
 
     losses = []
     for step in range(3):
         loss = torch.tensor(0.5) * step
         losses.append(loss.detach())
-    if len({(v.dtype, v.device) for v in losses}) == 1:
-        losses = torch.cat([v.reshape(1) for v in losses]).tolist()
-    else:
-        losses = [v.item() for v in losses]
+    losses = to_host(losses, "item")
     print(losses)
     ```
 
     ## Fix safety
-    The conversion builds the same objects as the original: it joins the
-    tensors with one `torch.cat` and one transfer when they share a dtype (and,
+    The conversion, `nosync_fix.runtime.to_host(list, how)` with `how` the
+    original's conversion (`"item"`, `"float"`, `"int"`, `"tolist"`, `"extend"`
+    for `.extend(t.tolist())`, `"numpy"`, `"cpu"`), builds the same objects as
+    the original: it joins the tensors with one `torch.cat` and one transfer
+    when every element is a plain tensor and they share a dtype and device (and,
     for `.tolist()`, `.numpy()` and `.cpu()` of whole tensors, their shape after
     the first dimension, as batches of per-sample outputs do, the last smaller
     batch included); otherwise it converts each tensor on its own, still after
     the loop. A loop that runs zero times leaves the list as it was; elements
     that were in the list before the loop are kept as they were (the fix
-    records where the loop's elements start). Host values appended in the same
-    loop stay as they are (the tensors are then converted one by one).
+    records where the loop's elements start and converts `list[start:]`). Host
+    values appended in the same loop stay as they are (the tensors are then
+    converted one by one). The fixed code needs `nosync_fix` installed where it
+    runs.
 
     A tensor that may change later or that is a view of a larger one (`out[0]`,
     a parameter) is appended as `.detach().clone()`, so that the list keeps the
@@ -111,6 +119,15 @@ class CollectOnDevice(Rule):
     comes from outside the function, or could be seen by other code before the
     conversion: stored elsewhere before the loop, or read after an `except`
     that can stop the loop midway.
+
+    A `math` function of a read (`ppl.append(math.exp(loss.item()))`, or any
+    expression of one read, number literals, arithmetic and `math` functions)
+    collects the tensor and applies the same expression to each converted value
+    after the loop: `ppl = [math.exp(x) for x in to_host(ppl, "item")]`, the
+    same Python arithmetic on the same numbers. That fix is unsafe: an error the
+    function raises (`math.exp` overflowing, `math.log` of 0) comes after the
+    loop, not at the step that made it. A list that also gets host values is
+    reported instead (the expression must not apply to them).
 
     Safe when the value is certainly a tensor and what is collected is a Python
     number or list (`.item()`, `float()`, `.tolist()`). Unsafe when it is only
@@ -143,6 +160,12 @@ class CollectOnDevice(Rule):
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
         self._plans: dict[tuple[int, str, int], _Plan] = {}
+        self._runtime: RuntimeNames | None = None
+
+    def _runtime_names(self) -> RuntimeNames:
+        if self._runtime is None:
+            self._runtime = RuntimeNames(self.analysis)
+        return self._runtime
 
     # -- visiting ----------------------------------------------------------------------------
 
@@ -174,7 +197,29 @@ class CollectOnDevice(Rule):
             return None
         if read is not None and read.how in ("item", "float", "int", "tolist"):
             return _Collect(node, read.tensor, read.how, read.certain)
+        if read is None and method == "append":
+            applied = self._host_function_of_read(node, value)
+            if applied is not None:
+                return applied
         return self._transfer(node, value)
+
+    def _host_function_of_read(self, node: cst.CSTNode,
+                               value: cst.BaseExpression) -> _Collect | None:
+        """`math.exp(loss.item())`, `10 * math.log10(1 / mse.item())`: one scalar read
+        under `math` functions, arithmetic and number literals only, so that the same
+        expression gives the same value when applied to the converted read after the
+        loop (nothing else in it can change in between)."""
+        finder = _HostFunctionOfRead(self)
+        visit(value, finder)
+        if not finder.ok or len(finder.reads) != 1 or not finder.functions:
+            return None
+        read = finder.reads[0]
+        if read.how not in ("item", "float", "int") or certainly_on_host(self.analysis,
+                                                                         read.tensor):
+            return None
+        template = value.deep_replace(read.node, cst.Name(_READ))
+        return _Collect(node, read.tensor, read.how, read.certain,
+                        cst.Module([]).code_for_node(template))
 
     def _transfer(self, node: cst.CSTNode, value: cst.BaseExpression) -> _Collect | None:
         """``t.cpu().numpy()``, ``t.detach().cpu()`` and the like."""
@@ -263,7 +308,7 @@ class CollectOnDevice(Rule):
             if found is None:
                 return _Plan(None, f"`{name}` is read inside the loop")
             if found == "host":
-                host_appends = True
+                host_appends = True  # kept as they are: `to_host` converts only tensors
             elif isinstance(found, _Collect):
                 if self.analysis.loops.enclosing_loop(found.node) is not loop:
                     return _Plan(None, f"`{name}` is filled in nested loops")
@@ -274,6 +319,14 @@ class CollectOnDevice(Rule):
         if len(forms) != 1:
             return _Plan(None, f"`{name}` is filled with different kinds of values")
         form = forms.pop()
+        applies = {c.apply for c in collects}
+        if len(applies) != 1:
+            return _Plan(None, f"`{name}` is filled with different expressions of device "
+                               "values")
+        apply = applies.pop()
+        if apply is not None and host_appends:
+            return _Plan(None, f"`{name}` also gets host values, to which the expression "
+                               f"`{apply.replace(_READ, '...')}` must not be applied")
         why_not, fresh = self._origin(name, assignments, loop)
         if why_not is not None:
             return _Plan(None, why_not)
@@ -287,23 +340,37 @@ class CollectOnDevice(Rule):
                           "loop")
         # Whole tensors kept on the device until the loop ends (`.cpu()`, `.numpy()`) can
         # hold a whole epoch of outputs there where the original freed each step's copy.
+        if apply is not None:
+            # The host function now runs after the loop: an error it raises (`math.exp`
+            # overflows, `math.log(0)`) comes after the loop's other work, not at its step.
+            rewrite = Rewrite(f"Collect device tensors in `{name}`; convert them once after "
+                              f"the loop and apply `{apply.replace(_READ, '...')}` there "
+                              "(unsafe: an error it raises comes after the loop, not at its "
+                              "step)").unsafe()
         if not all(c.certain for c in collects) or any(
             c.form in ("cpu", "numpy") for c in collects
         ):
             rewrite = rewrite.unsafe()
-        torch, rewrite = torch_ref(self.analysis, rewrite)
         for collect in collects:
             rewrite = rewrite.replace(collect.node, self._appended(collect, name, loop))
         start = None
         if fresh is None or self._filled_before(name, fresh, loop, references, assignments):
             start = _fresh_name(scope, f"{name}_start")
             rewrite = rewrite.insert_before(loop, [statement(f"{start} = len({name})")])
-        families = {dtype_family(self.analysis, c.tensor) for c in collects}
-        family = families.pop() if len(families) == 1 else None
-        taken = (name, torch, start)
-        variable = next(v for v in ("v", "t", "a_") if v not in taken)
-        element = next(v for v in ("x", "e", "y_") if v not in taken)
-        code = _conversion(form, name, start, torch, variable, element, host_appends, family)
+        # The guards that make one `torch.cat` exact (same dtype, device, trailing shape;
+        # host values left alone) live in the runtime, so the fixed code reads plainly.
+        names = self._runtime_names()
+        target = name if start is None else f"{name}[{start}:]"
+        call = names.call("to_host", cst.parse_expression(target),
+                          cst.SimpleString(f'"{form}"'))
+        converted = cst.Module([]).code_for_node(call)
+        if apply is not None:
+            taken = {n.value for n in _names(cst.parse_expression(apply))} | {name}
+            element = next(v for v in ("x", "v", "value", "x_") if v not in taken)
+            each = apply.replace(_READ, element)
+            converted = f"[{each} for {element} in {converted}]"
+        code = f"{target} = {converted}"
+        rewrite = names.imports(rewrite, {"to_host"})
         rewrite = rewrite.insert_after(loop, [statement(code)])
         return _Plan(rewrite, collects=collects)
 
@@ -445,6 +512,67 @@ class CollectOnDevice(Rule):
         return call
 
 
+#: Stands for the read in a collect's `apply` template (not a valid user name: `$`-free
+#: but reserved-looking, and replaced before any code is written).
+_READ = "__nosync_read__"
+
+
+class _HostFunctionOfRead(cst.CSTVisitor):
+    """Accepts an expression made only of scalar reads, number literals, arithmetic and
+    calls of `math` functions with positional arguments; collects the reads."""
+
+    _OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+                  cst.Modulo, cst.Power)
+
+    def __init__(self, rule: CollectOnDevice) -> None:
+        self.rule = rule
+        self.reads: list = []  # type: ignore[type-arg]
+        self.functions = 0
+        self.ok = True
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self.ok:
+            return False
+        if isinstance(node, (cst.LeftParen, cst.RightParen, cst.BaseParenthesizableWhitespace,
+                             cst.Comma, cst.Integer, cst.Float)):
+            return False
+        if isinstance(node, cst.Call):
+            read = self.rule.analysis.host_read(node)
+            if read is not None:
+                self.reads.append(read)
+                return False
+            if all(a.keyword is None and not a.star for a in node.args) and any(
+                    q.startswith("math.") and q.count(".") == 1
+                    for q in self.rule.md.qualified_names(node.func)):
+                self.functions += 1
+                for arg in node.args:
+                    visit(arg.value, self)
+                return False
+            self.ok = False
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            self.ok = isinstance(node.operator, self._OPERATORS)
+            return self.ok
+        if isinstance(node, cst.UnaryOperation):
+            self.ok = isinstance(node.operator, (cst.Minus, cst.Plus))
+            return self.ok
+        if isinstance(node, (cst.BaseBinaryOp, cst.BaseUnaryOp)):
+            return False
+        self.ok = False
+        return False
+
+
+def _names(expr: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+    expr.visit(Names())
+    return found
+
+
 def _to_cpu(call: cst.Call) -> bool:
     return len(call.args) == 1 and isinstance(call.args[0].value, cst.SimpleString) and (
         call.args[0].value.evaluated_value == "cpu")
@@ -488,44 +616,3 @@ def _fresh_name(scope: Scope, wanted: str) -> str:
         number += 1
         candidate = f"{wanted}{number}"
     return candidate
-
-
-def _conversion(form: str, name: str, start: str | None, torch: str, v: str, x: str,
-                host_appends: bool, family: str | None) -> str:
-    """The code that turns the collected tensors back into what the original appended."""
-    new = name if start is None else f"{name}[{start}:]"
-    first = f"{name}[0]" if start is None else f"{name}[{start}]"
-    target = name if start is None else f"{name}[{start}:]"
-    one_by_one = {
-        "item": f"{v}.item()", "float": f"float({v})", "int": f"int({v})",
-        "tolist": f"{v}.tolist()", "numpy": f"{v}.cpu().numpy()", "cpu": f"{v}.cpu()",
-    }
-    if host_appends:
-        if form == "extend":
-            return (f"{target} = [{x} for {v} in {new} for {x} in ({v}.tolist() "
-                    f"if isinstance({v}, {torch}.Tensor) else [{v}])]")
-        return (f"{target} = [{one_by_one[form]} if isinstance({v}, {torch}.Tensor) else {v} "
-                f"for {v} in {new}]")
-    if form in ("item", "float", "int"):
-        joined = f"{torch}.cat([{v}.reshape(1) for {v} in {new}]).tolist()"
-        if form != "item" and family != form:
-            joined = f"[{form}({x}) for {x} in {joined}]"
-        fast = (f"len({{({v}.dtype, {v}.device) for {v} in {new}}}) == 1", joined)
-        slow = f"[{one_by_one[form]} for {v} in {new}]"
-    elif form == "tolist":
-        fast = (f"len({{({v}.dtype, {v}.device, {v}.shape) for {v} in {new}}}) == 1",
-                f"{torch}.stack({new}).tolist()")
-        slow = f"[{v}.tolist() for {v} in {new}]"
-    else:
-        condition = (f"len({{({v}.dtype, {v}.device, {v}.shape[1:]) for {v} in {new}}}) == 1 "
-                     f"and {first}.dim() > 0")
-        if form == "extend":
-            fast = (condition, f"{torch}.cat({new}).tolist()")
-            slow = f"[{x} for {v} in {new} for {x} in {v}.tolist()]"
-        else:
-            method = "numpy" if form == "numpy" else "clone"
-            fast = (condition, f"[{x}.{method}() for {x} in {torch}.cat({new}).cpu()"
-                               f".split([len({v}) for {v} in {new}])]")
-            slow = f"[{one_by_one[form]} for {v} in {new}]"
-    condition, joined = fast
-    return f"if {condition}:\n    {target} = {joined}\nelse:\n    {target} = {slow}\n"

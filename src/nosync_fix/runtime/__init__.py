@@ -34,6 +34,10 @@ The pieces
     any other call, such as ``writer.add_scalar``, at the next flush.
 ``flush()``
     emit every pending record now.
+``to_host(values, "item")``, ``python_precision(t)``
+    not output: what NSY202 and NSY201 fixes call after (and in) a loop whose
+    reads they moved to the device (see :mod:`nosync_fix.runtime._collect`).
+    They install no hooks.
 ``call_in_graph(__name__, "logger.warning_once", "message")``
     a call of ``print``, a logger method or ``warnings.warn`` with constant
     arguments, made inside the compiled graph (an ordered operator: no graph
@@ -91,6 +95,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._buffer import DEFAULT_FLUSH_EVERY, DEFAULT_FLUSH_SECONDS, OrderedStream, flush
+    from ._collect import python_precision, to_host
     from ._records import deferred_call, deferred_log, deferred_print
     from ._traced import call_in_graph
     from ._values import Deferred, Text, fmt, item, percent_fmt, tolist
@@ -104,12 +109,13 @@ _EXPORTS = {
     "deferred_call": "_records", "deferred_log": "_records", "deferred_print": "_records",
     "Deferred": "_values", "Text": "_values", "fmt": "_values", "item": "_values",
     "percent_fmt": "_values", "tolist": "_values",
+    "python_precision": "_collect", "to_host": "_collect",
 }
 
 __all__ = [
     "DEFAULT_FLUSH_EVERY", "DEFAULT_FLUSH_SECONDS", "Deferred", "OrderedStream", "Text",
     "call_in_graph", "configure", "deferred_call", "deferred_log", "deferred_print", "flush",
-    "fmt", "item", "pending", "percent_fmt", "tolist",
+    "fmt", "item", "pending", "percent_fmt", "python_precision", "to_host", "tolist",
 ]
 
 
