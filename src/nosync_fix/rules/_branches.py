@@ -47,10 +47,11 @@ _COND_WARNING = ("it removes the graph break, but Inductor still reads the predi
                  "shapes and dtypes, and the result is differentiable through both: a constant "
                  "branch now requires grad when the other's inputs do")
 #: Why torch.cond is only offered in compiled code (benchmarks/cond_eager_cost.py).
-_EAGER_COND = ("this file does not compile the code, and in eager mode torch.cond traces its "
-               "branches on every call (forward and backward hundreds of times slower); it "
-               "is offered in code the file compiles (`@torch.compile`, `torch.compile(f)`, "
-               "the forward of a module passed to `torch.compile`)")
+_EAGER_COND = ("this file does not always compile the code, and in eager mode torch.cond "
+               "traces its branches on every call (forward and backward hundreds of times "
+               "slower); it is offered in code the file compiles on every path "
+               "(`@torch.compile`, `torch.compile(f)`, the forward of a module class every "
+               "instance of which the file passes to `torch.compile` outside an `if`)")
 
 #: Calls that keep shape and dtype and cannot produce inf/NaN or raise: what a value may
 #: use for a where to be safe. The value is the dtype family the claim needs, if any.
