@@ -133,6 +133,21 @@ class MaybeTensors:
         return isinstance(node, ast.Name) and any(
             how == "model argument" for how, _ in self._bindings_of(node))
 
+    def mentions_model_argument(self, node: ast.expr, depth: int = 0) -> bool:
+        """Whether ``node`` mentions a name that may be a parameter of ``forward`` or of a
+        compiled function, directly or through names assigned from one (``score =
+        y.sum()``): the rules report tests on such values (``h.abs().max() > 1e3``) as
+        presumed device reads (``rules._conditions.presumed_parameter``)."""
+        if depth > 6:
+            return False
+        for part in ast.walk(node):
+            if isinstance(part, ast.Name) and (self.model_argument(part) or any(
+                    how == "value" and value is not None and self.mentions_model_argument(
+                        value, depth + 1)  # type: ignore[arg-type]
+                    for how, value in self._bindings_of(part))):
+                return True
+        return False
+
     def may_be_bool(self, node: ast.expr) -> bool:
         """Whether the rules could take ``node`` for a boolean tensor (a mask): an
         over-approximation of their dtype inference (``rules._device.dtype_family``),

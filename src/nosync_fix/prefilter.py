@@ -514,7 +514,8 @@ class _Scanner:
             self.expression(node.value, state)
 
     def condition(self, test: ast.expr, state: int) -> None:
-        if self.looks_for(Signal.CONDITION, state) and self.device(test):
+        if self.looks_for(Signal.CONDITION, state) and (
+                self.device(test) or self.tensors.mentions_model_argument(test)):
             self.signal(Signal.CONDITION, state)
         self.expression(test, state)
 
@@ -532,9 +533,9 @@ class _Scanner:
             if kind is ast.Call:
                 self._call(current, where)  # type: ignore[arg-type]
             elif kind is ast.IfExp:  # `a if <test> else b`: the rules judge the test
-                if self.looks_for(Signal.CONDITION, where) and self.device(
+                if self.looks_for(Signal.CONDITION, where) and (self.device(
                     current.test  # type: ignore[attr-defined]
-                ):
+                ) or self.tensors.mentions_model_argument(current.test)):  # type: ignore
                     self.signal(Signal.CONDITION, where)
             elif kind is ast.Subscript:
                 if isinstance(current.ctx, ast.Load):  # type: ignore[attr-defined]

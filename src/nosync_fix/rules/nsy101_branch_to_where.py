@@ -33,6 +33,14 @@ class BranchToWhere(Rule):
     nothing after the `if` reads them. A dtype test in the guard
     (`h.dtype == torch.float16`) proves `h` a float tensor for the safety checks below.
 
+    A test on a parameter of `forward` (or of a compiled function) whose kind the analysis
+    does not know, reduced or transformed with tensor methods (`if h.abs().max() > 1e3:`,
+    `if mask.any():`, `total = x.sum()` then `if total > 0:`), is reported without a fix:
+    what model code is called with is presumably a tensor, and then the test reads the
+    device, but a fix needs it known (annotate the parameter, `h: torch.Tensor`). A bare
+    parameter (`if flag:`, `if score > 0:`) is not reported: it is as often a flag or a
+    number.
+
     ## Why is this slow?
     `if` needs a Python `bool`: the host waits until the device has finished all queued
     work (a sync), reads one value, and only then queues more. Under `torch.compile` the
