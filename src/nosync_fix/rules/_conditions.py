@@ -687,6 +687,8 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
                 if inner == "float" or (inner == "int" and bounds <= {"int"}):
                     return inner
                 return None
+        if _float_layer_call(analysis, expr):
+            return "float"
         for q in _qualified_torch(analysis, expr):
             if q in _FLOAT_FACTORIES and keyword_arg(expr, "dtype") is None:
                 return "float"
@@ -698,6 +700,26 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
                 args = positional_args(expr)
                 return dtype_class(analysis, args[0], seen, _assumed) if args else None
     return analysis.tensors.dtype_class(expr)
+
+
+#: Layers whose output is floating point: their weights are, and `Module.to` only takes
+#: floating or complex dtypes (a complex conversion is not seen; clamp would raise on it).
+_FLOAT_LAYERS = frozenset(f"torch.nn.{name}" for name in (
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "Embedding", "EmbeddingBag",
+))
+
+
+def _float_layer_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """``self.proj(x)`` where every assignment to ``self.proj`` makes one of
+    :data:`_FLOAT_LAYERS` without ``dtype=``: a floating-point tensor (issue 18, form f)."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    values = analysis.tensors.self_attribute_values(call.func)
+    return bool(values) and all(
+        isinstance(v, cst.Call) and keyword_arg(v, "dtype") is None
+        and bool(analysis.md.qualified_names(v.func) & _FLOAT_LAYERS) for v in values)
 
 
 def _name_class(analysis: ModuleAnalysis, expr: cst.Name, seen: frozenset[int],
