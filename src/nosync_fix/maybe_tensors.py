@@ -133,6 +133,14 @@ class MaybeTensors:
         return isinstance(node, ast.Name) and any(
             how == "model argument" for how, _ in self._bindings_of(node))
 
+    def bound_to_call(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a name that may be bound to the result of a call of unknown
+        code (``per_tok = model(x, y)``): NSY503 reports a masked reduction of it whose
+        result is used as a tensor."""
+        return isinstance(node, ast.Name) and any(
+            how == "value" and isinstance(value, ast.Call)
+            for how, value in self._bindings_of(node))
+
     def mentions_model_argument(self, node: ast.expr, depth: int = 0) -> bool:
         """Whether ``node`` mentions a name that may be a parameter of ``forward`` or of a
         compiled function, directly or through names assigned from one (``score =

@@ -589,6 +589,7 @@ class _Scanner:
         base = subscript.value
         if self.looks_for(Signal.DATA_DEPENDENT, state) and self._may_be_mask(index) and (
             self.tensors.tensor(base) or self.tensors.model_argument(base)
+            or self.tensors.bound_to_call(base)  # NSY503: `x = model(b)`, `x[keep].mean()`
         ):
             self.signal(Signal.DATA_DEPENDENT, state)
         self.expression(index, state)
