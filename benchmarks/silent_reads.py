@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import linecache
 import os
 import runpy
 import subprocess
@@ -474,6 +475,17 @@ def run_one(folder: Path, main: Path, argv: list[str], measured: list[str], out:
                         origin = label
                 frame = frame.f_back
             return ("", 0, "")
+
+        def function_read(self, func, args, kwargs):  # type: ignore[no-untyped-def]
+            # `x.to(device)` with the run's patched `device = 'cpu'` is a host-to-device
+            # copy on an accelerator, not a read: only a line that names the CPU itself
+            # (`.to("cpu")`, `.cpu()`) counts as a copy to the host.
+            kind = super().function_read(func, args, kwargs)
+            if kind == "to host" and getattr(func, "__name__", "") == "to":
+                name, line, _ = self._line()
+                if name and "cpu" not in linecache.getline(name, line):
+                    return None
+            return kind
 
     os.chdir(folder)
     sys.path[:0] = [str(main.parent), str(folder), str(folder / "_stubs")]
