@@ -524,6 +524,8 @@ class Line:
     codes: list[str] = field(default_factory=list)
     #: Why a line without a finding needs none ("" when it does).
     exempt: str = ""
+    #: Per finding covering the line, its fix: "safe", "unsafe" or "none" (issue 18 item 4).
+    fixes: list[str] = field(default_factory=list)
 
 
 #: A line the analysis calls cold but that read this often in one run is listed apart.
@@ -579,7 +581,9 @@ def static_lines(path: Path, read_lines: dict[int, dict[str, int]],
             continue
         # A finding covers the line when it starts in the statement holding the line (an
         # `if` reported as a whole covers its test, not the statements of its body).
-        codes = [f.code for f in result.findings if first <= f.line <= last]
+        covering = [f for f in result.findings if first <= f.line <= last]
+        codes = [f.code for f in covering]
+        fixes = [f.fix.applicability.value if f.fix is not None else "none" for f in covering]
         nodes = [n for k in range(first, last + 1) for n in starts.get(k, ())]
         exempt = "" if codes else _exempt(analysis, nodes)
         if not codes and not exempt and set(kinds) == {"index"} and _iterates_host_tensor(
@@ -589,7 +593,7 @@ def static_lines(path: Path, read_lines: dict[int, dict[str, int]],
             exempt = "library: only reads inside " + ", ".join(
                 sorted({kind.split(" in ")[1] for kind in kinds}))
         out.append(Line(str(path), line, source_lines[line - 1].strip(), kinds, bool(codes),
-                        codes, exempt))
+                        codes, exempt, fixes))
     return out
 
 
