@@ -31,6 +31,7 @@ import argparse
 import json
 import linecache
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -449,6 +450,10 @@ _LIBRARY_PARTS = (("torch/utils/data/", "loader"), ("torch/optim/", "torch.optim
                   ("torch/nn/utils/", "torch.nn.utils"))
 
 
+#: A line that names the CPU as a device: `"cpu"`, `'cpu'`, `.cpu()` (not `real_cpu`).
+_NAMES_CPU = re.compile(r"""["']cpu["']|\.cpu\(""")
+
+
 def run_one(folder: Path, main: Path, argv: list[str], measured: list[str], out: Path) -> None:
     """Run ``main`` as ``__main__`` in ``folder``, counting reads per (file, line)."""
     import torch  # noqa: F401  (imported before the counter starts)
@@ -483,7 +488,7 @@ def run_one(folder: Path, main: Path, argv: list[str], measured: list[str], out:
             kind = super().function_read(func, args, kwargs)
             if kind == "to host" and getattr(func, "__name__", "") == "to":
                 name, line, _ = self._line()
-                if name and "cpu" not in linecache.getline(name, line):
+                if name and not _NAMES_CPU.search(linecache.getline(name, line)):
                     return None
             return kind
 
