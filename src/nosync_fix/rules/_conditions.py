@@ -42,6 +42,7 @@ from ..analysis.base import (
     strip_parens,
     visit,
 )
+from ..maybe_tensors import ARRAY_METHODS
 from ._helpers import method_call, short
 
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
@@ -406,9 +407,9 @@ def presumed_reason(parameter: str) -> str:
             f"known to be one (annotate it, `{parameter}: torch.Tensor`, for a fix)")
 
 
-#: Methods of a parameter that show it is an array, not a Python number or a flag.
-_ARRAY_METHODS = (_REDUCTIONS | _SHAPE_KEEPING) - {"to", "float", "int", "bool", "long",
-                                                    "double", "half", "bfloat16", "cpu", "cuda"}
+#: Methods of a parameter that show it is an array, not a Python number or a flag (shared
+#: with the pre-filter, which must keep every file where this module finds such a test).
+_ARRAY_METHODS = ARRAY_METHODS
 
 
 def presumed_parameter(analysis: ModuleAnalysis, expr: cst.BaseExpression,
