@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import linecache
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -448,6 +450,10 @@ _LIBRARY_PARTS = (("torch/utils/data/", "loader"), ("torch/optim/", "torch.optim
                   ("torch/nn/utils/", "torch.nn.utils"))
 
 
+#: A line that names the CPU as a device: `"cpu"`, `'cpu'`, `.cpu()` (not `real_cpu`).
+_NAMES_CPU = re.compile(r"""["']cpu["']|\.cpu\(""")
+
+
 def run_one(folder: Path, main: Path, argv: list[str], measured: list[str], out: Path) -> None:
     """Run ``main`` as ``__main__`` in ``folder``, counting reads per (file, line)."""
     import torch  # noqa: F401  (imported before the counter starts)
@@ -474,6 +480,17 @@ def run_one(folder: Path, main: Path, argv: list[str], measured: list[str], out:
                         origin = label
                 frame = frame.f_back
             return ("", 0, "")
+
+        def function_read(self, func, args, kwargs):  # type: ignore[no-untyped-def]
+            # `x.to(device)` with the run's patched `device = 'cpu'` is a host-to-device
+            # copy on an accelerator, not a read: only a line that names the CPU itself
+            # (`.to("cpu")`, `.cpu()`) counts as a copy to the host.
+            kind = super().function_read(func, args, kwargs)
+            if kind == "to host" and getattr(func, "__name__", "") == "to":
+                name, line, _ = self._line()
+                if name and not _NAMES_CPU.search(linecache.getline(name, line)):
+                    return None
+            return kind
 
     os.chdir(folder)
     sys.path[:0] = [str(main.parent), str(folder), str(folder / "_stubs")]
@@ -512,6 +529,8 @@ class Line:
     codes: list[str] = field(default_factory=list)
     #: Why a line without a finding needs none ("" when it does).
     exempt: str = ""
+    #: Per finding covering the line, its fix: "safe", "unsafe" or "none" (issue 18 item 4).
+    fixes: list[str] = field(default_factory=list)
 
 
 #: A line the analysis calls cold but that read this often in one run is listed apart.
@@ -567,7 +586,9 @@ def static_lines(path: Path, read_lines: dict[int, dict[str, int]],
             continue
         # A finding covers the line when it starts in the statement holding the line (an
         # `if` reported as a whole covers its test, not the statements of its body).
-        codes = [f.code for f in result.findings if first <= f.line <= last]
+        covering = [f for f in result.findings if first <= f.line <= last]
+        codes = [f.code for f in covering]
+        fixes = [f.fix.applicability.value if f.fix is not None else "none" for f in covering]
         nodes = [n for k in range(first, last + 1) for n in starts.get(k, ())]
         exempt = "" if codes else _exempt(analysis, nodes)
         if not codes and not exempt and set(kinds) == {"index"} and _iterates_host_tensor(
@@ -577,7 +598,7 @@ def static_lines(path: Path, read_lines: dict[int, dict[str, int]],
             exempt = "library: only reads inside " + ", ".join(
                 sorted({kind.split(" in ")[1] for kind in kinds}))
         out.append(Line(str(path), line, source_lines[line - 1].strip(), kinds, bool(codes),
-                        codes, exempt))
+                        codes, exempt, fixes))
     return out
 
 

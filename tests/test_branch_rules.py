@@ -164,6 +164,16 @@ def test_each_device_if_gets_exactly_one_finding() -> None:
     ("fast = torch.compile(Net())\n", True),
     ("net = Net()\nfast = torch.compile(other)\n", False),
     ("net = Net()\nnet.eval()\n", False),
+    # issue 20: an instance left eager, or a compile that may not run
+    ("fast = torch.compile(Net())\nslow = Net()\n", False),
+    ("net = Net()\nif use_compile:\n    net = torch.compile(net)\n", False),
+    ("class Owner:\n    def __init__(self):\n        self.net = Net()\n\n"
+     "    def compile_it(self):\n        self.net = torch.compile(self.net)\n", False),
+    ("class Owner:\n    def __init__(self):\n        self.net = Net()\n"
+     "        self.net = torch.compile(self.net)\n", True),
+    ("if __name__ == '__main__':\n    net = Net()\n    net = torch.compile(net)\n", True),
+    ("nets = [torch.compile(Net()) for _ in range(2)]\n", True),
+    ("nets = [Net() for _ in range(2)]\nfast = torch.compile(nets[0])\n", False),
 ])
 def test_cond_in_forward_of_a_module_the_file_compiles(setup: str, fixed: bool) -> None:
     code = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x: " \

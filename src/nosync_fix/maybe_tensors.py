@@ -57,6 +57,16 @@ _CONTAINER_TYPES = frozenset({"List", "Tuple", "Dict", "list", "tuple", "dict", 
                               "Iterable"})
 _VALUES = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare,
            ast.BoolOp, ast.IfExp, ast.NamedExpr)
+#: Methods of a parameter that show it is an array, not a Python number or a flag: a test
+#: on such a value of a parameter of model code is a presumed device read.
+ARRAY_METHODS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "median",
+    "nanmedian", "nansum", "nanmean", "any", "all", "count_nonzero", "aminmax", "abs", "neg",
+    "negative", "sqrt", "rsqrt", "exp", "log", "log1p", "log2", "log10", "detach", "clone",
+    "contiguous", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "sigmoid", "tanh",
+    "relu", "square", "reciprocal", "logical_not", "sign", "clamp", "clip", "floor", "ceil",
+    "round", "trunc", "frac", "sin", "cos", "nan_to_num", "pow", "expm1", "erf",
+})
 #: Steps of fact computation per file before giving up (and answering "maybe").
 _BUDGET = 200_000
 
@@ -132,6 +142,40 @@ class MaybeTensors:
         """Whether ``node`` may be a parameter of ``forward`` or of a compiled function."""
         return isinstance(node, ast.Name) and any(
             how == "model argument" for how, _ in self._bindings_of(node))
+
+    def bound_to_call(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a name that may be bound to the result of a call of unknown
+        code (``per_tok = model(x, y)``): NSY503 reports a masked reduction of it whose
+        result is used as a tensor."""
+        return isinstance(node, ast.Name) and any(
+            how == "value" and isinstance(value, ast.Call)
+            for how, value in self._bindings_of(node))
+
+    def mentions_model_argument(self, node: ast.expr) -> bool:
+        """Whether a part of ``node`` computes from a name that may be a parameter of
+        ``forward`` or of a compiled function with :data:`ARRAY_METHODS` (``h.abs().max()``,
+        ``total`` bound to ``x.sum()``): the rules report tests on such values as presumed
+        device reads (``rules._conditions.presumed_parameter``, which this mirrors)."""
+        return any(self._presumed(part, False, 0) for part in ast.walk(node))
+
+    def _presumed(self, node: ast.AST, evidence: bool, depth: int) -> bool:
+        if depth > 6:
+            return False
+        if isinstance(node, ast.Name):
+            if evidence and self.model_argument(node):
+                return True
+            return any(how == "value" and value is not None and self._presumed(
+                value, evidence, depth + 1) for how, value in self._bindings_of(node))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in ARRAY_METHODS):
+            return self._presumed(node.func.value, True, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult,
+                                                                ast.Div)):
+            return self._presumed(node.left, evidence, depth + 1) or self._presumed(
+                node.right, evidence, depth + 1)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self._presumed(node.operand, evidence, depth + 1)
+        return False
 
     def may_be_bool(self, node: ast.expr) -> bool:
         """Whether the rules could take ``node`` for a boolean tensor (a mask): an

@@ -514,7 +514,8 @@ class _Scanner:
             self.expression(node.value, state)
 
     def condition(self, test: ast.expr, state: int) -> None:
-        if self.looks_for(Signal.CONDITION, state) and self.device(test):
+        if self.looks_for(Signal.CONDITION, state) and (
+                self.device(test) or self.tensors.mentions_model_argument(test)):
             self.signal(Signal.CONDITION, state)
         self.expression(test, state)
 
@@ -532,9 +533,9 @@ class _Scanner:
             if kind is ast.Call:
                 self._call(current, where)  # type: ignore[arg-type]
             elif kind is ast.IfExp:  # `a if <test> else b`: the rules judge the test
-                if self.looks_for(Signal.CONDITION, where) and self.device(
+                if self.looks_for(Signal.CONDITION, where) and (self.device(
                     current.test  # type: ignore[attr-defined]
-                ):
+                ) or self.tensors.mentions_model_argument(current.test)):  # type: ignore
                     self.signal(Signal.CONDITION, where)
             elif kind is ast.Subscript:
                 if isinstance(current.ctx, ast.Load):  # type: ignore[attr-defined]
@@ -588,6 +589,7 @@ class _Scanner:
         base = subscript.value
         if self.looks_for(Signal.DATA_DEPENDENT, state) and self._may_be_mask(index) and (
             self.tensors.tensor(base) or self.tensors.model_argument(base)
+            or self.tensors.bound_to_call(base)  # NSY503: `x = model(b)`, `x[keep].mean()`
         ):
             self.signal(Signal.DATA_DEPENDENT, state)
         self.expression(index, state)

@@ -74,9 +74,10 @@ class HotPaths:
 
     def runs_compiled(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is in code this file compiles: a function decorated with or
-        passed to ``torch.compile``, or ``forward`` of a module class whose instances the
-        file compiles (``torch.compile(Model(...))``, ``m = Model(...)`` then
-        ``torch.compile(m)`` or ``m.compile()``)."""
+        passed to ``torch.compile``, or ``forward`` of a module class every instance of
+        which the file compiles on every path (``torch.compile(Model(...))``,
+        ``m = Model(...)`` then ``torch.compile(m)`` or ``m.compile()``, outside an
+        ``if``; see :meth:`_compiled_classes`)."""
         if self.compiled_function(node) is not None:
             return True
         for ancestor in self.md.ancestors(node):
@@ -87,28 +88,80 @@ class HotPaths:
 
     @functools.cached_property
     def _compiled_classes(self) -> set[str]:
-        made: dict[str, set[str]] = {}  # a name (or self attribute) -> the classes bound to it
-        compiled: list[cst.BaseExpression] = []
+        """Classes every instance of which the file compiles, unconditionally.
+
+        A class counts when each ``Model(...)`` in the file is passed to ``torch.compile``
+        itself, or is bound to a name (or ``self`` attribute) that the same function (or
+        module-level code) compiles (``torch.compile(m)``, ``m.compile()``) outside any
+        ``if``, loop or ``try`` (``if __name__ == "__main__":`` aside). One eager instance
+        (``self.fkl = ForwardKLLoss()``), or a compile that may not run (in a method
+        such as torchtune's ``apply_compile_strategy``, under ``if cfg.compile:``), leaves
+        the class's ``forward`` running eagerly, where torch.cond costs hundreds of times
+        the ``if`` (issue 20)."""
+        compiled_names: set[tuple[int, str]] = set()  # (id of the scope's owner, name)
+        compiled_args: set[int] = set()  # ids of expressions passed to torch.compile
         for call in self.md.nodes(cst.Call):
-            assign = self.md.parent(call)
-            made_by = _constructor(call)
-            if made_by and isinstance(assign, cst.Assign) and assign.value is call:
-                for target in assign.targets:
-                    made.setdefault(_bound_name(target.target), set()).add(made_by)
             if self.md.qualified_names(call.func) & _COMPILE:
                 args = positional_args(call)
-                if args:
-                    compiled.append(args[0])
+                target = args[0] if args else None
             elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile" \
                     and not call.args:
-                compiled.append(call.func.value)  # nn.Module.compile()
-        classes: set[str] = set()
-        for expr in compiled:
-            if isinstance(expr, cst.Call) and _constructor(expr):
-                classes.add(_constructor(expr))
+                target = call.func.value  # nn.Module.compile()
             else:
-                classes |= made.get(_bound_name(expr), set())
-        return classes
+                continue
+            if target is None:
+                continue
+            compiled_args.add(id(target))
+            owner = self._unconditional_owner(call)
+            if owner is not None and _bound_name(target):
+                compiled_names.add((id(owner), _bound_name(target)))
+        classes: dict[str, bool] = {}
+        for call in self.md.nodes(cst.Call):
+            made_by = _constructor(call)
+            if not made_by or self._chained(call):
+                continue  # not a constructor, or the inner call of ``Model(...).to(...)``
+            if id(call) in compiled_args:
+                classes.setdefault(made_by, True)
+                continue
+            assign = self.md.parent(call)
+            owner = self._owner(call)
+            ok = isinstance(assign, cst.Assign) and assign.value is call and all(
+                (id(owner), _bound_name(t.target)) in compiled_names and _bound_name(t.target)
+                for t in assign.targets)
+            classes[made_by] = classes.get(made_by, True) and ok
+        return {name for name, ok in classes.items() if ok}
+
+    def _chained(self, call: cst.Call) -> bool:
+        """Whether ``call`` is the receiver of a method call (``Model(...)`` in
+        ``Model(...).to(device)``): the outer call is the one judged."""
+        parent = self.md.parent(call)
+        return isinstance(parent, cst.Attribute) and parent.value is call and isinstance(
+            self.md.parent(parent), cst.Call)
+
+    def _owner(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The function whose body holds ``node``, or the module."""
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor
+        return self.md.module
+
+    def _unconditional_owner(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """:meth:`_owner` of ``node`` when every run of it reaches ``node``: no ``if``
+        (but ``if __name__ == "__main__":``), loop, ``try``, ``with`` or conditional
+        expression on the way; None otherwise."""
+        previous = node
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor
+            if isinstance(ancestor, cst.If) and not (
+                previous is ancestor.body and _is_main_check(ancestor.test)):
+                return None
+            if isinstance(ancestor, (cst.IfExp, cst.For, cst.While, cst.Try, cst.TryStar,
+                                     cst.With, cst.BooleanOperation, cst.Match,
+                                     cst.ClassDef) + COMPREHENSIONS):
+                return None
+            previous = ancestor
+        return self.md.module
 
     def scripted_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The enclosing function that TorchScript compiles (``@torch.jit.script``,
@@ -276,6 +329,15 @@ def _constructor(call: cst.Call) -> str:
     while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
         call = call.func.value
     return call.func.value if isinstance(call.func, cst.Name) else ""
+
+
+def _is_main_check(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"``: a script's entry, run whenever the script is."""
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and (
+        test.left.value == "__name__") and len(test.comparisons) == 1 and isinstance(
+        test.comparisons[0].operator, cst.Equal) and isinstance(
+        test.comparisons[0].comparator, cst.SimpleString) and (
+        test.comparisons[0].comparator.evaluated_value == "__main__")
 
 
 def _bound_name(expr: cst.BaseExpression) -> str:

@@ -47,10 +47,14 @@ _COND_WARNING = ("it removes the graph break, but Inductor still reads the predi
                  "shapes and dtypes, and the result is differentiable through both: a constant "
                  "branch now requires grad when the other's inputs do")
 #: Why torch.cond is only offered in compiled code (benchmarks/cond_eager_cost.py).
-_EAGER_COND = ("this file does not compile the code, and in eager mode torch.cond traces its "
-               "branches on every call (forward and backward hundreds of times slower); it "
-               "is offered in code the file compiles (`@torch.compile`, `torch.compile(f)`, "
-               "the forward of a module passed to `torch.compile`)")
+_EAGER_COND = ("this file does not always compile the code, and in eager mode torch.cond "
+               "traces its branches on every call (forward and backward hundreds of times "
+               "slower); it is offered in code the file compiles on every path "
+               "(`@torch.compile`, `torch.compile(f)`, the forward of a module class every "
+               "instance of which the file passes to `torch.compile` outside an `if`)")
+
+#: Part of :func:`presumed_reason`'s text: a test on a presumed tensor.
+_PRESUMED = "presumably a tensor but not known to be one"
 
 #: Calls that keep shape and dtype and cannot produce inf/NaN or raise: what a value may
 #: use for a where to be safe. The value is the dtype family the claim needs, if any.
@@ -179,6 +183,13 @@ def _judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
         return None
     if _raised(chain) is not None:
         return None  # a validation guard: NSY401's (see validation_guard)
+    if any(link.condition is not None and link.condition.tensor is None
+           and _PRESUMED in link.condition.why_not for link in chain.links):
+        why = next(link.condition.why_not for link in chain.links if link.condition
+                   is not None and _PRESUMED in link.condition.why_not)
+        return Verdict(WHERE, f"`{header(chain.start)}` branches on what is presumably a "
+                              f"device value (if it is a tensor: {_COST}); no automatic fix: "
+                              f"{why}")
     facts = _BodyFacts.of(analysis, chain.bodies())
     what = f"`{header(chain.start)}` branches on a device value ({_COST})"
     guarded = _guarded_plan(analysis, chain)

@@ -42,6 +42,7 @@ from ..analysis.base import (
     strip_parens,
     visit,
 )
+from ..maybe_tensors import ARRAY_METHODS
 from ._helpers import method_call, short
 
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
@@ -255,7 +256,7 @@ class _Translator:
         if self._contains_read(expr):
             return _Part(True, None, why_not=f"`{short(expr)}` reads the device inside a "
                                             "host expression")
-        return _HOST
+        return self._presumed(expr)
 
     # -- pieces ----------------------------------------------------------------------------
 
@@ -321,7 +322,18 @@ class _Translator:
         if self._contains_read(side):
             return _Part(True, None, why_not=f"`{short(side)}` computes on the host with a "
                                             "value read from the device")
-        return _HOST
+        return self._presumed(side)
+
+    def _presumed(self, expr: cst.BaseExpression) -> _Part:
+        """A device part without a tensor form when ``expr`` reduces or transforms a
+        parameter of ``forward`` or of a compiled function with tensor methods
+        (``h.abs().max()``, ``mask.any()``, ``score`` bound to ``y.sum()``): what the
+        model is called with is presumably a tensor, and then the test is a read (issue 18:
+        such tests were silent). Not known, so reported without a fix."""
+        parameter = presumed_parameter(self.analysis, expr)
+        if parameter is None:
+            return _HOST
+        return _Part(True, None, why_not=presumed_reason(parameter))
 
     def _read(self, expr: cst.BaseExpression) -> HostRead | None:
         read = self.analysis.host_read(expr)
@@ -387,6 +399,48 @@ class _ReadFinder(cst.CSTVisitor):
 
 
 # -- facts the analysis does not give directly ------------------------------------------------
+
+
+def presumed_reason(parameter: str) -> str:
+    """Why a test on a presumed tensor (:func:`presumed_parameter`) gets no fix."""
+    return (f"`{parameter}` is a parameter of the model code, presumably a tensor but not "
+            f"known to be one (annotate it, `{parameter}: torch.Tensor`, for a fix)")
+
+
+#: Methods of a parameter that show it is an array, not a Python number or a flag (shared
+#: with the pre-filter, which must keep every file where this module finds such a test).
+_ARRAY_METHODS = ARRAY_METHODS
+
+
+def presumed_parameter(analysis: ModuleAnalysis, expr: cst.BaseExpression,
+                       evidence: bool = False, depth: int = 0) -> str | None:
+    """The name of the parameter of ``forward`` (or of a compiled function) of unknown kind
+    that ``expr`` computes from with array methods (``h.abs().max()``, ``x.sum()``, a name
+    bound once to such a value); None otherwise. Such a parameter is presumably a tensor
+    (:func:`is_model_argument`), and a test on the result then reads the device."""
+    from ._scalars import is_model_argument, single_binding_value
+
+    if depth > 6:
+        return None
+    expr = strip_parens(expr)
+    if isinstance(expr, cst.Name):
+        if analysis.kind(expr) is not Kind.UNKNOWN:
+            return None
+        if is_model_argument(analysis, expr):
+            return expr.value if evidence else None
+        value = single_binding_value(analysis, expr)
+        return presumed_parameter(analysis, value, evidence, depth + 1) if value is not None \
+            else None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
+            expr.func.attr.value in _ARRAY_METHODS):
+        return presumed_parameter(analysis, expr.func.value, True, depth + 1)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+        return presumed_parameter(analysis, expr.left, evidence, depth + 1) or (
+            presumed_parameter(analysis, expr.right, evidence, depth + 1))
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return presumed_parameter(analysis, expr.expression, evidence, depth + 1)
+    return None
 
 
 def tensor_kind(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Kind:
@@ -634,6 +688,8 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
                 if inner == "float" or (inner == "int" and bounds <= {"int"}):
                     return inner
                 return None
+        if _float_layer_call(analysis, expr):
+            return "float"
         for q in _qualified_torch(analysis, expr):
             if q in _FLOAT_FACTORIES and keyword_arg(expr, "dtype") is None:
                 return "float"
@@ -645,6 +701,26 @@ def dtype_class(analysis: ModuleAnalysis, expr: cst.BaseExpression,
                 args = positional_args(expr)
                 return dtype_class(analysis, args[0], seen, _assumed) if args else None
     return analysis.tensors.dtype_class(expr)
+
+
+#: Layers whose output is floating point: their weights are, and `Module.to` only takes
+#: floating or complex dtypes (a complex conversion is not seen; clamp would raise on it).
+_FLOAT_LAYERS = frozenset(f"torch.nn.{name}" for name in (
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "Embedding", "EmbeddingBag",
+))
+
+
+def _float_layer_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """``self.proj(x)`` where every assignment to ``self.proj`` makes one of
+    :data:`_FLOAT_LAYERS` without ``dtype=``: a floating-point tensor (issue 18, form f)."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    values = analysis.tensors.self_attribute_values(call.func)
+    return bool(values) and all(
+        isinstance(v, cst.Call) and keyword_arg(v, "dtype") is None
+        and bool(analysis.md.qualified_names(v.func) & _FLOAT_LAYERS) for v in values)
 
 
 def _name_class(analysis: ModuleAnalysis, expr: cst.Name, seen: frozenset[int],

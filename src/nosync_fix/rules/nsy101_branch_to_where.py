@@ -33,6 +33,14 @@ class BranchToWhere(Rule):
     nothing after the `if` reads them. A dtype test in the guard
     (`h.dtype == torch.float16`) proves `h` a float tensor for the safety checks below.
 
+    A test on a parameter of `forward` (or of a compiled function) whose kind the analysis
+    does not know, reduced or transformed with tensor methods (`if h.abs().max() > 1e3:`,
+    `if mask.any():`, `total = x.sum()` then `if total > 0:`), is reported without a fix:
+    what model code is called with is presumably a tensor, and then the test reads the
+    device, but a fix needs it known (annotate the parameter, `h: torch.Tensor`). A bare
+    parameter (`if flag:`, `if score > 0:`) is not reported: it is as often a flag or a
+    number.
+
     ## Why is this slow?
     `if` needs a Python `bool`: the host waits until the device has finished all queued
     work (a sync), reads one value, and only then queues more. Under `torch.compile` the
@@ -80,6 +88,18 @@ class BranchToWhere(Rule):
       as Adam then update parameters the original left alone;
     - the name is not updated in place or compared by identity later (it now holds a new
       tensor, not an alias).
+
+    The output of a layer whose weights are floating point (`self.proj(x)` where every
+    assignment to `self.proj` is an `nn.Linear`, a convolution, a norm or an `nn.Embedding`
+    made without `dtype=`) counts as a float tensor, so `if h.abs().max() > 1e3:
+    h = h.clamp(-1e3, 1e3)` after it is safe. NaN does not change that: the test is the same
+    tensor expression before and after, so with a NaN in `h` the maximum is NaN, `NaN > 1e3`
+    is False on both sides and `h` is kept whole (its infinities too); where the test holds
+    the clamp maps infinities to the bounds on both sides, and `torch.where` copies the
+    selected bits (-0.0 stays -0.0). Checked bit for bit in float16, bfloat16, float32 and
+    float64, eager and compiled, with gradients (`tests/test_forward_forms_compile.py`). A
+    module converted to a complex dtype with `.to()` is not seen: clamp raises on complex
+    tensors, and the rewrite evaluates it on every call.
 
     A host number kept in a guarded branch now runs whenever the host facts hold; the fix
     is unsafe when it may raise (`torch.finfo(h.dtype)` of a dtype the guard does not prove

@@ -22,12 +22,16 @@ class BranchToCond(Rule):
     a branch passes through unchanged is returned as `.clone()`, since torch.cond rejects
     outputs that alias its inputs.
 
-    The fix is offered only in code the file compiles: a function decorated with or passed
-    to `torch.compile`, or the `forward` of a module class whose instance is passed to
-    `torch.compile` (or `.compile()`d) in the same file. Elsewhere the branch is reported
-    without a fix: in eager mode `torch.cond` traces its branches on every call, and a
-    forward and backward pass of torchtune's KL distillation loss went from 0.23 ms to
-    72 ms on a CPU; building the branches once does not help (`benchmarks/cond_eager_cost.py`).
+    The fix is offered only in code the file compiles on every path: a function decorated
+    with or passed to `torch.compile`, or the `forward` of a module class every instance of
+    which the file passes to `torch.compile` (or `.compile()`s), where it makes it or in
+    module-level code, outside any `if`, loop or `try` (`if __name__ == "__main__":`
+    aside). One eager instance (torchtune's `SymmetricKLLoss` keeps a plain
+    `ForwardKLLoss`), or a compile that may not run (in an optional method such as
+    `apply_compile_strategy`, under `if cfg.compile:`), leaves the branch without a fix:
+    in eager mode `torch.cond` traces its branches on every call, and a forward and
+    backward pass of torchtune's KL distillation loss went from 0.23 ms to 72 ms on a
+    CPU; building the branches once does not help (`benchmarks/cond_eager_cost.py`).
 
     ## Why is this slow?
     `if` on a device value makes the host wait for the device and splits a compiled graph

@@ -44,6 +44,9 @@ class MaskedReduction:
     selection: cst.BaseExpression
     #: False when ``x`` is only presumed to be a tensor (an argument of ``forward``).
     certain: bool = True
+    #: ``x``'s kind is unknown, but the reduction's result is used as a tensor
+    #: (``loss = x[keep].mean()``, then ``loss.backward()``): reported without a fix.
+    presumed: bool = False
 
 
 def masked_reduction(analysis: ModuleAnalysis, node: cst.CSTNode) -> MaskedReduction | None:
@@ -55,11 +58,15 @@ def masked_reduction(analysis: ModuleAnalysis, node: cst.CSTNode) -> MaskedReduc
         if isinstance(func, cst.Attribute):
             receiver = func.value
             if method in _REDUCTIONS and not node.args:
+                what = {"amax": "max", "amin": "min"}.get(method, method)
                 selected = _boolean_selection(analysis, receiver)
                 if selected is not None:
-                    what = {"amax": "max", "amin": "min"}.get(method, method)
                     return MaskedReduction(node, what, selected[1], selected[0], receiver,
                                            analysis.kind(selected[0]) is Kind.TENSOR)
+                selected = _selection_of_a_tensor_result(analysis, node, receiver)
+                if selected is not None:
+                    return MaskedReduction(node, what, selected[1], selected[0], receiver,
+                                           certain=False, presumed=True)
             if method == "numel" and not node.args:
                 selected = _boolean_selection(analysis, receiver)
                 if selected is not None and _same_shape(analysis, selected[1], selected[0]):
@@ -121,6 +128,28 @@ def _boolean_selection(analysis: ModuleAnalysis, expr: cst.BaseExpression,
     if dtype_family(analysis, element.value) != "bool":
         return None
     return tensor, element.value
+
+
+def _selection_of_a_tensor_result(analysis: ModuleAnalysis, node: cst.Call,
+                                  expr: cst.BaseExpression,
+                                  ) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``(x, mask)`` for ``name = x[mask].mean()`` where ``x``'s kind is unknown (a model's
+    output in a training loop) but ``name`` is known to be a tensor (``name.backward()``),
+    so ``x`` is one, and ``mask`` is a comparison or other boolean value (issue 18, form d)."""
+    assign = analysis.md.parent(node)
+    if not (isinstance(assign, cst.Assign) and assign.value is node and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and analysis.kind(assign.targets[0].target) is Kind.TENSOR):
+        return None
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+        return None
+    element = expr.slice[0].slice
+    if not isinstance(element, cst.Index) or element.star is not None:
+        return None
+    if analysis.kind(expr.value) is not Kind.UNKNOWN or (
+            dtype_family(analysis, element.value) != "bool"):
+        return None
+    return expr.value, element.value
 
 
 def _is_zero(expr: cst.BaseExpression | None) -> bool:
@@ -187,6 +216,11 @@ class MaskedReductionRule(Rule):
     them with a mask instead: `torch.where(mask, x, 0).sum()`, the masked sum
     divided by `mask.sum()`, `torch.where(mask, x, float("-inf")).max()`, and
     `mask.sum()` for counts that meet tensors in arithmetic.
+
+    In a training loop the selected tensor often comes from code the analysis cannot
+    see (`per_tok = model(x, y)`). When the reduction is assigned to a name used as a
+    tensor (`loss = per_tok[keep].mean()`, then `loss.backward()`) and the mask is
+    boolean, the selected tensor is one too: the selection is reported, without a fix.
 
     ## Why is this slow?
     `x[mask]` has as many elements as `mask` has `True` values: the host must
@@ -289,6 +323,12 @@ class MaskedReductionRule(Rule):
                        "the host must wait for: count with the mask instead")
         torch, rewrite = torch_ref(self.analysis, Rewrite(
             "Reduce with a mask instead of a data-dependent selection"))
+        if found.presumed:
+            assert found.tensor is not None
+            self.report(found.node, message + f" (no automatic fix: `{short(found.tensor)}` "
+                                              "is not known to be a tensor, though the "
+                                              "result is used as one)")
+            return
         if not found.certain:
             rewrite = rewrite.unsafe()  # x is only presumed to be a tensor
         if found.what == "count":
