@@ -221,6 +221,9 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
             problem = f"`{short(value)}` is not known to be a tensor"
         elif not expression_effect(analysis, value).pure or _binds(value):
             problem = f"`{short(value)}` is not a pure tensor expression"
+        elif _host_data_copy(analysis, value) is not None:
+            problem = (f"`{short(value)}` copies host data to the device, and torch.where "
+                       "would make both copies on every call (each waits for the device)")
     if problem:
         return Verdict(WHERE, f"{what}; no automatic fix: {problem}")
     parts = [_Value.of(analysis, v) for v in values]
@@ -1164,6 +1167,13 @@ def _branch_values(analysis: ModuleAnalysis, body: cst.BaseSuite) -> _Selection:
                     # torch.where would run the read on every path: a sync (or an error)
                     # the original had only on this one.
                     raise _NoFix(f"`{short(value)}` reads a device value on the host")
+                copy = _host_data_copy(analysis, value)
+                if copy is not None:
+                    raise _NoFix(f"`{short(copy)}` copies host data to the device, and "
+                                 "torch.where would make every path's copy on every call (on "
+                                 "an accelerator each such copy waits for the device, so no "
+                                 "wait is saved); make the tensors once (in `__init__`, as "
+                                 "buffers) and select between them")
                 add(name, _Value.of(analysis, value), index)
         elif isinstance(item, cst.AnnAssign) and item.value is not None and isinstance(
             item.target, cst.Name
@@ -1185,6 +1195,35 @@ def _branch_values(analysis: ModuleAnalysis, body: cst.BaseSuite) -> _Selection:
         else:
             raise _NoFix(f"`{short(item)}` is not an assignment")
     return _Selection(names, reasons, positions)
+
+
+#: Factories that copy Python data (lists, numbers, arrays) into a new tensor.
+_FROM_HOST_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
+
+
+def _host_data_copy(analysis: ModuleAnalysis, value: cst.BaseExpression) -> cst.Call | None:
+    """A ``torch.tensor(data, device=...)`` in ``value`` that copies host data to a device
+    (any device but the CPU): made in eager mode with a blocking copy, once per call."""
+    for call in _calls(value):
+        if not analysis.md.qualified_names(call.func) & _FROM_HOST_DATA:
+            continue
+        device = next((a.value for a in call.args if a.keyword is not None
+                       and a.keyword.value == "device"), None)
+        if device is not None and not (isinstance(device, cst.SimpleString)
+                                       and device.evaluated_value == "cpu"):
+            return call
+    return None
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    node.visit(Calls())
+    return found
 
 
 def _unpack(target: cst.BaseExpression,
