@@ -121,13 +121,12 @@ class BranchToWhere(Rule):
     no wait is saved. Make the tensors once (in `__init__`, as buffers) and select between
     them.
 
-    Eager cost: `torch.where` computes every value on every call and then selects over the whole
-    tensor; the `if` computed only the branch it took. `benchmarks/where_eager_cost.py`
-    measured each rewrite shape on the CPU, where there is no sync to save: 1.1x to 7x
-    more CPU time per call on tensors of 64 and 65,536 elements (1.14x for one name of 64
-    elements with the branch taken, 7.2x for an `elif` chain over two names). Every finding
-    with a
-    fix says so.
+    Eager cost: `torch.where` computes every value on every call and then selects over
+    the whole tensor; the `if` computed only the branch it took.
+    `benchmarks/where_eager_cost.py` measured each rewrite shape on the CPU, where there
+    is no sync to save: 1.1x to 7x more CPU time per call on tensors of 64 and 65,536
+    elements (1.14x for one name of 64 elements with the branch taken, 7.2x for an `elif`
+    chain over two names). Every finding with a fix says so.
 
     ## When not to apply
     When the branch is expensive and rarely taken: `torch.where` computes it on every
