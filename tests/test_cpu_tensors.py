@@ -88,3 +88,51 @@ def test_long_prompts_still_run_after_the_fixer() -> None:
     exec(compile(fixed.fixed, "fixed", "exec"), namespace)
     long_prompt = " ".join(["word"] * 100)
     assert namespace["truncated"](tokenizer, ["short prompt", long_prompt]) == [long_prompt]
+
+
+REBOUND = textwrap.dedent("""
+    import torch
+
+
+    def truncated(tokenizer, prompts, device):
+        found, moved = [], []
+        for prompt in prompts:
+            ids = tokenizer(prompt, max_length=8, return_tensors="pt").input_ids
+            untruncated_ids = tokenizer(prompt, return_tensors="pt").input_ids
+            if untruncated_ids.shape[-1] >= ids.shape[-1] and not torch.equal(
+                ids, untruncated_ids
+            ):
+                found.append(prompt)
+            ids = ids.to(device)
+            moved.append(ids)
+        return found, moved
+""")
+
+
+def test_ids_moved_after_the_check_are_still_host_ids() -> None:
+    """audioldm2's form (issue 20): the tokenizer's ids are compared on the CPU, then the
+    name is bound again to the ids moved to the device. The binding that reaches the
+    comparison is the tokenizer's: no finding, no rewrite, and the code runs as before."""
+    torch = pytest.importorskip("torch")
+    fixed = fix_code(REBOUND, unsafe_fixes=True, all_paths=True)
+    assert fixed.fixed == REBOUND
+    assert [f.code for f in fixed.findings if f.code in ("NSY504", "NSY103")] == []
+
+    class Ids:
+        def __init__(self, ids):
+            self.input_ids = ids
+
+    def tokenizer(prompt, max_length=None, return_tensors=None):
+        ids = torch.arange(len(prompt.split())).unsqueeze(0)
+        return Ids(ids[:, :max_length] if max_length else ids)
+
+    namespace: dict = {}
+    exec(compile(fixed.fixed, "fixed", "exec"), namespace)
+    long_prompt = " ".join(["word"] * 20)
+    found, moved = namespace["truncated"](tokenizer, ["a short one", long_prompt], "cpu")
+    assert found == [long_prompt] and [m.shape[-1] for m in moved] == [3, 8]
+    moved_first = REBOUND.replace("        if untruncated_ids",
+                                  "        ids = ids.to(device)\n        if untruncated_ids")
+    assert moved_first != REBOUND
+    assert [f.code for f in check_code(moved_first, unsafe_fixes=True, all_paths=True)
+            if f.code == "NSY504"] == ["NSY504"]

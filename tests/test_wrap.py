@@ -33,6 +33,12 @@ LONG = [
     "== untruncated_ids.shape and (text_input_ids == untruncated_ids).all()):\n    pass",
     "if len({(v.dtype, v.device, v.shape[1:]) for v in preds}) == 1 and preds[0].dim() > 0:"
     "\n    pass",
+    # no bracket at the end: the whole value in parentheses, then one operand a line
+    "y = x if (x.shape == (reference + 1).shape and (x == reference + 1).all()) else "
+    "reference",
+    "y = x if x.shape == reference.shape and (x == reference).all() else ref_value",
+    "return total + first.sum() + second.sum() + third.sum() + fourth.sum() + bounded.sum()",
+    "test_loss = test_loss.item() if isinstance(test_loss, torch.Tensor) else test_loss",
 ]
 
 

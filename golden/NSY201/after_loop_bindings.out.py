@@ -14,7 +14,9 @@ def test(model, device, test_loader):
             pred = output.argmax(dim=1, keepdim=True)
             correct += pred.eq(target.view_as(pred)).sum().detach()
             seen += len(target)
-        test_loss = test_loss.item() if isinstance(test_loss, torch.Tensor) else test_loss
+        test_loss = (
+            test_loss.item() if isinstance(test_loss, torch.Tensor) else test_loss
+        )
         correct = int(correct)
 
     test_loss /= len(test_loader.dataset)

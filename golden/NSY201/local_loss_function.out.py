@@ -22,6 +22,8 @@ def evaluate(model, loader):
             recon, mu, logvar = model(data)
             test_loss += loss_function(recon, data, mu, logvar).detach().double()
             other += helper_of_unknown_type(data).item()
-        test_loss = test_loss.item() if isinstance(test_loss, torch.Tensor) else test_loss
+        test_loss = (
+            test_loss.item() if isinstance(test_loss, torch.Tensor) else test_loss
+        )
     test_loss /= len(loader.dataset)
     print("====> Test set loss: {:.4f}".format(test_loss), other)

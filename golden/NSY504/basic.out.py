@@ -12,5 +12,9 @@ class Gate(torch.nn.Module):
         )
         while not (x.shape == reference.shape and (x == reference).all()):
             x = reference
-        y = x if (x.shape == (reference + 1).shape and (x == reference + 1).all()) else reference
+        y = (
+            x
+            if (x.shape == (reference + 1).shape and (x == reference + 1).all())
+            else reference
+        )
         return same + y

@@ -12,6 +12,11 @@ is split at its last bracket, as black's right-hand split does:
    way, one level deeper; a parenthesized expression whose contents are too long is split
    at its own last bracket.
 
+A value with no bracket at its end (``y = x if ... else ref``, ``return a + b.sum()``) is
+put in parentheses of its own, its contents on one line one indent deeper, and if that is
+still too long, one operand a line (``if`` / ``else`` or the operators starting the lines),
+as black does.
+
 Lines that were already in the source are never touched, nor statements that already
 span several lines, and a statement that cannot be brought within the limit is split as
 far as it goes.
@@ -133,7 +138,9 @@ class _Wrapper(cst.CSTTransformer):
     def _fit(self, value: cst.BaseExpression, render) -> cst.BaseExpression:  # type: ignore
         """``value`` split at its last bracket, as far as needed for ``render`` to fit."""
         best = value
-        for candidate in self._splits(value, 1, lambda v: render(v)):
+        candidates = self._splits(value, 1, lambda v: render(v)) if _last_bracket(
+            value) is not None else _bracketed(value, self.module.default_indent)
+        for candidate in candidates:
             best = candidate
             if self._fits(render(candidate)):
                 break
@@ -184,6 +191,40 @@ class _Wrapper(cst.CSTTransformer):
             if finer_value is not None:
                 args[i] = arg.with_changes(value=finer_value)
         yield _swap(value, target, exploded.with_changes(args=args))
+
+
+def _bracketed(value: cst.BaseExpression, indent: str):  # type: ignore[no-untyped-def]
+    """A value with no bracket at its end (``x if ... else y``, ``a + b + c.sum()``), as
+    black splits it: in parentheses of its own, its contents on one line one indent
+    deeper; then, if that is still too long, one operand a line (``if`` / ``else``, or the
+    chain's operators, starting the lines)."""
+    if not isinstance(value, (cst.IfExp, cst.BinaryOperation, cst.BooleanOperation)) or (
+            value.lpar):
+        return
+    wrapped = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    yield _hug(wrapped, indent, "")
+    if isinstance(value, cst.IfExp):
+        split: cst.BaseExpression = value.with_changes(
+            whitespace_before_if=_newline(indent), whitespace_after_if=cst.SimpleWhitespace(" "),
+            whitespace_before_else=_newline(indent),
+            whitespace_after_else=cst.SimpleWhitespace(" "))
+    elif isinstance(value, cst.BooleanOperation):
+        split = _split_operators(value, indent)
+    else:
+        split = _split_binary(value, indent)
+    yield _hug(split.with_changes(lpar=wrapped.lpar, rpar=wrapped.rpar), indent, "")
+
+
+def _split_binary(node: cst.BinaryOperation, indent: str) -> cst.BinaryOperation:
+    """``a + b - c`` with each operator of the chain's left spine starting a line."""
+    left = node.left
+    if isinstance(left, cst.BinaryOperation) and not left.lpar and (
+            type(left.operator) is type(node.operator)
+            or {type(left.operator), type(node.operator)} <= {cst.Add, cst.Subtract}):
+        left = _split_binary(left, indent)
+    operator = node.operator.with_changes(whitespace_before=_newline(indent),
+                                          whitespace_after=cst.SimpleWhitespace(" "))
+    return node.with_changes(left=left, operator=operator)
 
 
 def _value_of(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:

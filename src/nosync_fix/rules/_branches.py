@@ -232,6 +232,9 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
             problem = f"`{short(value)}` is not known to be a tensor"
         elif not expression_effect(analysis, value).pure or _binds(value):
             problem = f"`{short(value)}` is not a pure tensor expression"
+        elif _host_data_copy(analysis, value) is not None:
+            problem = (f"`{short(value)}` copies host data to the device, and torch.where "
+                       "would make both copies on every call (each waits for the device)")
     if problem:
         return Verdict(WHERE, f"{what}; no automatic fix: {problem}")
     parts = [_Value.of(analysis, v) for v in values]
@@ -269,11 +272,14 @@ def _raised(chain: Chain) -> cst.BaseExpression | None:
 
 
 def validation_guard(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
-    """``if <device test>: raise X("msg")`` → ``torch._assert_async(~<test>, "msg")``.
+    """``if <device test>: raise X(...)``: NSY401's report, without a fix.
 
-    NSY401's: the same idiom as for ``assert``. Always unsafe: the exception becomes a
-    RuntimeError (a device-side assert on CUDA, raised at a later call); the message is
-    kept only when it is a string literal (it is built on every call otherwise).
+    The ``raise`` is the program's own logic, not a debug check that ``python -O`` removes:
+    it stops the code at this line, and a caller may catch the exception and go on (a
+    pipeline retried with another seed). ``torch._assert_async`` cannot keep that: on CUDA
+    the failure is a device-side assert raised at a later call, after the code below the
+    check ran on the bad values, and it leaves the CUDA context unusable; on the CPU the
+    type becomes RuntimeError. So the guard is reported, never rewritten (issue 20).
     """
     chain = chain_at(analysis, node)
     if chain is None or _deliberate(analysis, chain):
@@ -281,52 +287,17 @@ def validation_guard(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     exc = _raised(chain)
     if exc is None:
         return None
-    condition = chain.condition
-    what = (f"`{header(chain.start)}` checks a device value before raising ({_COST}); "
-            "check it on the device with `torch._assert_async`")
-    if condition.tensor is None:
-        return Verdict("NSY401", f"{what} (no automatic fix: {condition.why_not})")
     call = strip_parens(exc)
-    args = call.args if isinstance(call, cst.Call) else ()
-    message = args[0].value if len(args) == 1 and args[0].keyword is None and not (
-        args[0].star) else None
-    if not args and isinstance(call, (cst.Name, cst.Attribute, cst.Call)):
-        name = code_of(call.func if isinstance(call, cst.Call) else call)
-        message = cst.SimpleString(f'"{name}"') if name.replace(".", "").isidentifier() else None
-    if message is None or not _string_literal(message):
-        return Verdict("NSY401", f"{what} (no automatic fix: the exception's message is not "
-                                 "one string literal, and `_assert_async` would build it on "
-                                 "every call)")
-    test = condition.tensor
-    bare = strip_parens(test)
-    if isinstance(bare, cst.UnaryOperation) and isinstance(bare.operator, cst.BitInvert):
-        holds = strip_parens(bare.expression)
-    else:
-        holds = cst.UnaryOperation(cst.BitInvert(), _parenthesized(test))
-    torch, rewrite = torch_ref(analysis, Rewrite(
-        "Check the condition on the device with `torch._assert_async`").unsafe())
-    check = cst.Call(cst.Attribute(cst.Name(torch), cst.Name("_assert_async")),
-                     [cst.Arg(holds), cst.Arg(message)])
-    line = cst.SimpleStatementLine([cst.Expr(check)], leading_lines=chain.start.leading_lines)
-    rewrite = rewrite.replace(chain.start, line)
     kind = code_of(call.func if isinstance(call, cst.Call) else call)
-    reasons = [f"a failure raises RuntimeError, not `{kind}`, and on CUDA only at a later "
-               "call, leaving the CUDA context unusable", *condition.all_reasons]
-    return Verdict("NSY401", f"{what}{_unsafe_note(reasons)}", rewrite)
-
-
-def _string_literal(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.SimpleString):
-        return "b" not in expr.prefix.lower()
-    if isinstance(expr, cst.ConcatenatedString):
-        return _string_literal(expr.left) and _string_literal(expr.right)  # type: ignore
-    return False
-
-
-def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
-    if expr.lpar or isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-        return expr
-    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    what = f"`{header(chain.start)}` checks a device value before raising ({_COST})"
+    if chain.condition.tensor is None:
+        return Verdict("NSY401", f"{what} (no automatic fix: {chain.condition.why_not})")
+    return Verdict("NSY401", f"{what} (no automatic fix: `raise {kind}` stops the code at "
+                             "this line and a caller may catch it; `torch._assert_async` "
+                             "would raise RuntimeError, on CUDA only at a later call, after "
+                             "the code below ran on the bad values, leaving the CUDA context "
+                             "unusable. Check less often, or where the host reads the value "
+                             "anyway)")
 
 
 def _deliberate(analysis: ModuleAnalysis, chain: Chain) -> bool:
@@ -1207,6 +1178,13 @@ def _branch_values(analysis: ModuleAnalysis, body: cst.BaseSuite) -> _Selection:
                     # torch.where would run the read on every path: a sync (or an error)
                     # the original had only on this one.
                     raise _NoFix(f"`{short(value)}` reads a device value on the host")
+                copy = _host_data_copy(analysis, value)
+                if copy is not None:
+                    raise _NoFix(f"`{short(copy)}` copies host data to the device, and "
+                                 "torch.where would make every path's copy on every call (on "
+                                 "an accelerator each such copy waits for the device, so no "
+                                 "wait is saved); make the tensors once (in `__init__`, as "
+                                 "buffers) and select between them")
                 add(name, _Value.of(analysis, value), index)
         elif isinstance(item, cst.AnnAssign) and item.value is not None and isinstance(
             item.target, cst.Name
@@ -1228,6 +1206,35 @@ def _branch_values(analysis: ModuleAnalysis, body: cst.BaseSuite) -> _Selection:
         else:
             raise _NoFix(f"`{short(item)}` is not an assignment")
     return _Selection(names, reasons, positions)
+
+
+#: Factories that copy Python data (lists, numbers, arrays) into a new tensor.
+_FROM_HOST_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
+
+
+def _host_data_copy(analysis: ModuleAnalysis, value: cst.BaseExpression) -> cst.Call | None:
+    """A ``torch.tensor(data, device=...)`` in ``value`` that copies host data to a device
+    (any device but the CPU): made in eager mode with a blocking copy, once per call."""
+    for call in _calls(value):
+        if not analysis.md.qualified_names(call.func) & _FROM_HOST_DATA:
+            continue
+        device = next((a.value for a in call.args if a.keyword is not None
+                       and a.keyword.value == "device"), None)
+        if device is not None and not (isinstance(device, cst.SimpleString)
+                                       and device.evaluated_value == "cpu"):
+            return call
+    return None
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    node.visit(Calls())
+    return found
 
 
 def _unpack(target: cst.BaseExpression,

@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata.scope_provider import ImportAssignment
+from libcst.metadata.scope_provider import Assignment, ImportAssignment
 
 from .._percent import conversions as percent_conversions
 from .._percent import is_numeric
 from ..analysis import Kind, ModuleAnalysis
+from ..analysis import _tables as T
 from ..analysis.base import visit
 from ..rewrite import Rewrite
 from ._helpers import short
@@ -395,3 +396,53 @@ class _ReadFinder(cst.CSTVisitor):
             self.found = node
             return False
         return True
+
+
+# -- what is a logging call (NSY302 defers these; NSY301 asks) ---------------------------------
+
+
+def logging_method(analysis: ModuleAnalysis, call: cst.Call) -> str | None:
+    """The level method a call makes on a standard logger (``info``, ``log``...), or None."""
+    func = call.func
+    for qualified in analysis.md.qualified_names(func):
+        module, _, name = qualified.rpartition(".")
+        if module == "logging" and name in T.LOGGING_METHODS:
+            return name
+    if isinstance(func, cst.Attribute) and func.attr.value in T.LOGGING_METHODS and (
+            _is_logger(analysis, func.value, 0)):
+        return func.attr.value
+    return None
+
+
+def _is_logger(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int) -> bool:
+    """``logging.getLogger(...)``, ``logging.root``, or a name only ever bound to one."""
+    if depth > 3:
+        return False
+    md = analysis.md
+    if isinstance(expr, cst.Call):
+        return bool(md.qualified_names(expr.func) & {"logging.getLogger"})
+    if md.qualified_names(expr) & {"logging.root"}:
+        return True
+    if not isinstance(expr, cst.Name):
+        return False
+    access = md.access(expr)
+    referents = list(access.referents) if access is not None else []
+    if not referents:
+        return False
+    for referent in referents:
+        value = _bound_value(analysis, referent)
+        if value is None or not _is_logger(analysis, value, depth + 1):
+            return False
+    return True
+
+
+def _bound_value(analysis: ModuleAnalysis, referent: object) -> cst.BaseExpression | None:
+    if not isinstance(referent, Assignment) or not isinstance(referent.node, cst.Name):
+        return None
+    target = analysis.md.parent(referent.node)
+    if isinstance(target, cst.AssignTarget):
+        assign = analysis.md.parent(target)
+        return assign.value if isinstance(assign, cst.Assign) else None
+    if isinstance(target, cst.AnnAssign):
+        return target.value
+    return None

@@ -83,8 +83,9 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
         read = analysis.host_read(node)
         if read is not None:
             node = read.tensor
-        if analysis.kind(node) is Kind.TENSOR or _made_on_host(analysis, node, 0):
-            if not _made_on_host(analysis, node, 0):
+        if analysis.kind(node) is Kind.TENSOR or _made_on_host(analysis, node, 0,
+                                                               reaching=True):
+            if not _made_on_host(analysis, node, 0, reaching=True):
                 return False
             found[0] = True
             return True
@@ -110,20 +111,26 @@ def placed_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
 
 
 def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int,
-                  explicit: bool = False) -> bool:
+                  explicit: bool = False, reaching: bool = False) -> bool:
     """Whether ``expr`` is certainly a CPU tensor made here: a torch factory without a
     device (or with ``device="cpu"``), a copy to the host (``.cpu()``, ``.to("cpu")``,
-    ``.numpy()``), and what is cut from it, iterated (also ``reversed``) or converted."""
+    ``.numpy()``), and what is cut from it, iterated (also ``reversed``) or converted.
+
+    ``reaching``: a name bound more than once counts by the binding that reaches this use
+    (see :func:`reaching_value`); only :func:`host_only` asks for it."""
     if depth > 8:
         return False
     if isinstance(expr, cst.Name):
         value = single_binding_value(analysis, expr)
         if value is None:
             value = _iterated(analysis, expr)
-        return value is not None and _made_on_host(analysis, value, depth + 1, explicit)
+        if value is None and reaching:
+            value = reaching_value(analysis, expr)
+        return value is not None and _made_on_host(analysis, value, depth + 1, explicit,
+                                                   reaching)
     if isinstance(expr, (cst.Subscript, cst.Attribute)):
         # ids[:, :77], inputs["input_ids"], inputs.input_ids, ids.T: where ids is
-        return _made_on_host(analysis, expr.value, depth + 1, explicit)
+        return _made_on_host(analysis, expr.value, depth + 1, explicit, reaching)
     if explicit and isinstance(expr, (cst.Comparison, cst.BinaryOperation,
                                       cst.UnaryOperation)):
         # (scores > 0), scores * 2, -scores: on the host when every tensor operand is (a
@@ -141,7 +148,7 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
             return not explicit and not _default_device_changed(analysis)
         return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
-        return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit)
+        return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit, reaching)
     if isinstance(expr.func, cst.Attribute) and (
         call_name(expr) in ("cpu", "numpy") and not expr.args
         or call_name(expr) == "to" and _moves_to_cpu(analysis, expr)
@@ -149,7 +156,7 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         return True
     if isinstance(expr.func, cst.Attribute) and (
             call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
-        return _made_on_host(analysis, expr.func.value, depth + 1, explicit)
+        return _made_on_host(analysis, expr.func.value, depth + 1, explicit, reaching)
     return False
 
 
@@ -202,6 +209,66 @@ def _is_tokenizer_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
     name = func.attr.value if isinstance(func, cst.Attribute) else (
         func.value if isinstance(func, cst.Name) else "")
     return "tokenizer" in name.lower() or "processor" in name.lower()
+
+
+def reaching_value(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of the one ``name = value`` that reaches this use of ``name``, when the name
+    is bound more than once: the nearest earlier statement of an enclosing block that is a
+    plain ``name = value``, with no other binding of the name between it and the use, and
+    none in a loop that holds the use but not that statement (a later binding in the loop
+    would reach the use on the next pass). ``ids = tok(...).input_ids`` then
+    ``ids = ids.to(device)`` below the use: the tokenizer's CPU tensor reaches it."""
+    access = analysis.md.access(name)
+    if access is None or access.scope is None:
+        return None
+    bindings = [a.node for a in access.scope.assignments[name.value]]
+    if not bindings:
+        return None
+    md = analysis.md
+    child: cst.CSTNode = name
+    loops: list[cst.CSTNode] = []
+    for ancestor in md.ancestors(name):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or isinstance(
+                ancestor, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return None
+        if isinstance(ancestor, (cst.For, cst.While)):
+            loops.append(ancestor)
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+            body = list(ancestor.body)
+            index = next((i for i, item in enumerate(body) if item is child), None)
+            if index is None:
+                return None
+            for position in range(index - 1, -1, -1):
+                earlier = body[position]
+                value = _plain_assignment(earlier, name.value)
+                if value is None:
+                    if any(_within(md, b, [earlier]) for b in bindings):
+                        return None  # bound another way (a loop, a with, a branch): unknown
+                    continue
+                others = [b for b in bindings if not _within(md, b, [earlier])]
+                if any(_within(md, b, body[position + 1:index + 1] + loops) for b in others):
+                    return None  # another binding between, or in a loop around the use
+                return value
+        child = ancestor
+    return None
+
+
+def _plain_assignment(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """``value`` when ``statement`` is the line ``name = value`` and nothing else."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(
+            assign.targets[0].target, cst.Name) and assign.targets[0].target.value == name:
+        return assign.value
+    return None
+
+
+def _within(md: object, node: cst.CSTNode, containers: list[cst.CSTNode]) -> bool:
+    """Whether ``node`` is one of ``containers`` or inside one."""
+    if any(node is c for c in containers):
+        return True
+    return any(a is c for a in md.ancestors(node) for c in containers)  # type: ignore[attr-defined]
 
 
 def _iterated(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..prefilter import Signal
+from ..rewrite import Rewrite
 from ._branches import WHERE, judge_if, judge_if_expression
 from .base import Rule
 
@@ -134,6 +135,19 @@ class BranchToWhere(Rule):
     `torch.where` per name cannot express (NSY102 then offers `torch.cond`). Running
     extremes (`if val.item() < best: best = val.item()`) are NSY203's.
 
+    There is no fix either when a value copies host data to the device
+    (`torch.tensor(self.long_factor, device=x.device)`): `torch.where` would make every
+    path's copy on every call, and in eager mode each such copy waits for the device, so
+    no wait is saved. Make the tensors once (in `__init__`, as buffers) and select between
+    them.
+
+    Eager cost: `torch.where` computes every value on every call and then selects over
+    the whole tensor; the `if` computed only the branch it took.
+    `benchmarks/where_eager_cost.py` measured each rewrite shape on the CPU, where there
+    is no sync to save: 1.1x to 7x more CPU time per call on tensors of 64 and 65,536
+    elements (1.14x for one name of 64 elements with the branch taken, 7.2x for an `elif`
+    chain over two names). Every finding with a fix says so.
+
     ## When not to apply
     When the branch is expensive and rarely taken: `torch.where` computes it on every
     call, and in eager mode the rewrite can be slower than the sync it removes. When the
@@ -151,9 +165,22 @@ class BranchToWhere(Rule):
     def visit_If(self, node: cst.If) -> None:
         verdict = judge_if(self.analysis, node)
         if verdict is not None and verdict.code == self.code:
-            self.report(node, verdict.message, verdict.rewrite)
+            self.report(node, _with_eager_cost(verdict.message, verdict.rewrite),
+                        verdict.rewrite)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         verdict = judge_if_expression(self.analysis, node)
         if verdict is not None:
-            self.report(node, verdict.message, verdict.rewrite)
+            self.report(node, _with_eager_cost(verdict.message, verdict.rewrite),
+                        verdict.rewrite)
+
+
+#: Said on every finding with a fix: ``benchmarks/where_eager_cost.py`` measured every
+#: rewrite shape 1.1x to 7x slower per eager call on the CPU (no sync to save there).
+EAGER_COST = ("; in eager mode `torch.where` computes every value on every call, so where "
+              "no sync is saved (CPU tensors) or the branch is rarely taken, the call can be "
+              "several times slower than the `if`")
+
+
+def _with_eager_cost(message: str, rewrite: Rewrite | None) -> str:
+    return message if rewrite is None else message + EAGER_COST

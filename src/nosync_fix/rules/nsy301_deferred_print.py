@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..prefilter import Signal
 from ..rewrite import Rewrite
-from ._deferred import Plan, Planner, RuntimeNames
+from ._deferred import Plan, Planner, RuntimeNames, logging_method
 from ._helpers import short
 from ._host import is_host_buffer
 from .base import Rule, RuleContext
@@ -86,6 +86,13 @@ class DeferredPrint(Rule):
     caller finds it in the capture: there the fix saves nothing, and inside a
     visible `contextlib.redirect_stdout` block it is marked unsafe.
 
+    Also reported without a fix: a print whose host has already waited, so that
+    deferring it saves nothing — inside an `if`/`while` whose test read the device,
+    or right after a line that is one call reading the device with no fix of its own
+    (`tracker.info("%.4f", loss.item())` then `print(f"{loss.item():.4f}")`). Prints
+    and standard-logging calls before it do not count (they are deferred too), nor do
+    other statements (`total += loss.item()` may be fixed by NSY201).
+
     ## When not to apply
     When the program reads its own output back before a flush by other means
     than a redirection (the file that stdout points to), or when a line must
@@ -145,6 +152,12 @@ class DeferredPrint(Rule):
         if not blockers and self._inside_device_branch(node, planner):
             blockers.append("the condition around it has already read the device, so deferring "
                             "the line saves no wait and only prints it late")
+        if not blockers:
+            before = self._read_just_before(node, planner)
+            if before is not None:
+                blockers.append(f"the line before already reads the device (`{short(before)}`), "
+                                "so the host has waited already and deferring the print saves "
+                                "no wait")
         if blockers:
             self.report(node, f"{what} (no automatic fix: {blockers[0]})")
             return
@@ -172,6 +185,44 @@ class DeferredPrint(Rule):
                     or planner.is_tensor(ancestor.test)):  # `if t > 0:` reads it too
                 return True
         return False
+
+    def _read_just_before(self, node: cst.CSTNode, planner: Planner) -> cst.Call | None:
+        """A device read that stays in the statement just before the print's.
+
+        ``logger.info("%.4f", loss.item())`` (a logger nosync-fix cannot defer) then
+        ``print(f"{loss.item():.4f}")``: the host has waited already, so the print's reads
+        wait for nothing (issue 20, diffusers' LLaDA2 training script). Only a statement
+        that is one call to something other than ``print`` or a standard logger counts:
+        those two are deferred too (by this rule and NSY302), and other reads (`total +=
+        loss.item()`, `x = t.item()`) may be removed by other fixes. Prints between are
+        passed over.
+        """
+        statement = self.md.statement_of(node)
+        block = self.md.parent(statement) if statement is not None else None
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return None
+        body = list(block.body)
+        index = next((i for i, item in enumerate(body) if item is statement), 0) - 1
+        while index >= 0 and self._call_line(body[index]) is not None and (
+                self._is_print(self._call_line(body[index]))):  # type: ignore[arg-type]
+            index -= 1
+        call = self._call_line(body[index]) if index >= 0 else None
+        if call is None or logging_method(self.analysis, call) is not None:
+            return None
+        return planner.first_read(call)
+
+    @staticmethod
+    def _call_line(statement: cst.CSTNode) -> cst.Call | None:
+        """The call of a line that is one call expression and nothing else."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        expr = statement.body[0]
+        return expr.value if isinstance(expr, cst.Expr) and isinstance(expr.value,
+                                                                       cst.Call) else None
+
+    def _is_print(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Name) and "builtins.print" in (
+            self.md.qualified_names(call.func))
 
     def _inside_redirect(self, node: cst.CSTNode) -> bool:
         for ancestor in self.md.ancestors(node):

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata.scope_provider import Assignment
 
 from .._percent import conversions as percent_conversions
-from ..analysis import _tables as T
 from ..prefilter import Signal
 from ..rewrite import Rewrite
-from ._deferred import Plan, Planner, RuntimeNames, string_value
+from ._deferred import Plan, Planner, RuntimeNames, logging_method, string_value
 from ._helpers import short
 from .base import Rule, RuleContext
 
@@ -172,47 +170,5 @@ class DeferredLogging(Rule):
         rewrite = planner.names.imports(rewrite.replace(node, new), names)
         self.report(node, f"{what}; defer it: the same record, handled later", rewrite)
 
-    # -- what is a logging call --------------------------------------------------------------
-
     def _logging_method(self, call: cst.Call) -> str | None:
-        """The level method a call makes on a standard logger (``info``, ``log``...), or None."""
-        func = call.func
-        for qualified in self.md.qualified_names(func):
-            module, _, name = qualified.rpartition(".")
-            if module == "logging" and name in T.LOGGING_METHODS:
-                return name
-        if isinstance(func, cst.Attribute) and func.attr.value in T.LOGGING_METHODS and (
-                self._is_logger(func.value, 0)):
-            return func.attr.value
-        return None
-
-    def _is_logger(self, expr: cst.BaseExpression, depth: int) -> bool:
-        """``logging.getLogger(...)``, ``logging.root``, or a name only ever bound to one."""
-        if depth > 3:
-            return False
-        if isinstance(expr, cst.Call):
-            return bool(self.md.qualified_names(expr.func) & {"logging.getLogger"})
-        if self.md.qualified_names(expr) & {"logging.root"}:
-            return True
-        if not isinstance(expr, cst.Name):
-            return False
-        access = self.md.access(expr)
-        referents = list(access.referents) if access is not None else []
-        if not referents:
-            return False
-        for referent in referents:
-            value = self._bound_value(referent)
-            if value is None or not self._is_logger(value, depth + 1):
-                return False
-        return True
-
-    def _bound_value(self, referent: object) -> cst.BaseExpression | None:
-        if not isinstance(referent, Assignment) or not isinstance(referent.node, cst.Name):
-            return None
-        target = self.md.parent(referent.node)
-        if isinstance(target, cst.AssignTarget):
-            assign = self.md.parent(target)
-            return assign.value if isinstance(assign, cst.Assign) else None
-        if isinstance(target, cst.AnnAssign):
-            return target.value
-        return None
+        return logging_method(self.analysis, call)

@@ -39,11 +39,11 @@ class AsyncAssert(Rule):
     (`assert loss.item() > 0`), and turns them into `torch._assert_async(condition,
     message)`, guarded by `if __debug__:` so that `python -O` still removes them.
 
-    Validation guards get the same treatment: `if (x < 0).any(): raise ValueError("msg")`
-    (an `if` on a device value whose branch is only a `raise`, with no `elif` / `else`)
-    becomes `torch._assert_async(~(x < 0).any(), "msg")`, not guarded by `__debug__`
-    (a `raise` is not removed by `python -O`). `raise ValueError` without arguments keeps
-    the class name as the message.
+    Validation guards (`if (x < 0).any(): raise ValueError("msg")`: an `if` on a device
+    value whose branch is only a `raise`, with no `elif` / `else`) are reported without a
+    fix: the `raise` is the program's own logic (not removed by `python -O`), it stops the
+    code at its line, and a caller may catch it and go on, none of which
+    `torch._assert_async` can keep (see Fix safety).
 
     Only asserts in hot training code are rewritten: a module's `forward`, a compiled
     function, a `*_step` function, or a loop of a function. Where the assert is the check
@@ -115,13 +115,13 @@ class AsyncAssert(Rule):
     The condition must hold one element, as for `assert` (`assert (x > 0)` with
     several elements raises in both versions).
 
-    For a validation guard (`if cond: raise ValueError("msg")`) the same holds, and
-    more: the exception type changes (a `RuntimeError` with the same message instead of
-    the `ValueError`, `TypeError` ... the code raised, so an `except ValueError` around the
-    call no longer catches it), and on CUDA the check fails at a later CUDA call instead
-    of at the `if`. Only a message that is one string literal is kept (an f-string would be
-    built on every call); other messages get a report without a fix. A branch that does
-    anything besides raising, or has an `elif` / `else`, is NSY103's.
+    A validation guard (`if cond: raise RuntimeError("msg")`) gets no fix, whatever it
+    raises. On CUDA the async check fails at a later CUDA call: the code after the guard
+    (a callback, a gradient step, a file write) runs on the values it was meant to stop,
+    and the failure leaves the CUDA context unusable, so a caller that catches the
+    exception (a pipeline retried with another seed) can no longer go on; on the CPU a
+    `ValueError` or `TypeError` would become a `RuntimeError`. diffusers' guidance loop
+    `if torch.isnan(loss): raise RuntimeError(...)` is such a guard.
 
     ## When not to apply
     When the assertion is expected to fail and the program recovers from it

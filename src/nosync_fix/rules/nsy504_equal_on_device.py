@@ -78,7 +78,9 @@ class EqualOnDevice(Rule):
 
     Not reported when both tensors certainly live on the CPU (tokenizer output with
     `return_tensors="pt"`, `device="cpu"`, `.cpu()` results): there is no device to
-    wait for.
+    wait for. A name bound more than once counts by the binding that reaches the
+    comparison: `ids = tokenizer(...).input_ids`, compared, then `ids = ids.to(device)`
+    below is still a CPU tensor at the comparison.
 
     ## When not to apply
     When the tensors live on the CPU in a way the rule cannot see: there is no device
