@@ -441,7 +441,7 @@ class AccumulateOnDevice(Rule):
                 or isinstance(self.md.parent(r.node), cst.Param) for r in access.referents):
             return f"`{receiver.value}` is not made in this function, so its uses cannot be seen"
         referents = {id(r) for r in access.referents}
-        for other in scope.accesses[receiver.value]:
+        for other in sorted(scope.accesses[receiver.value], key=lambda a: self.md.source_order(a.node)):  # noqa: E501
             if not {id(r) for r in other.referents} & referents:
                 continue
             reason = self._meter_use_escapes(other.node)
