@@ -9,9 +9,11 @@ out of scope.  Rules know nothing of this; the engine calls it on the findings i
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 
+from . import syntax
 from .findings import Applicability, Finding, LoopSummary
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -20,8 +22,28 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 def loop_spans(tree: ast.AST) -> list[tuple[int, int]]:
     """The (first, last) lines of every loop, outermost first."""
-    return [(node.lineno, node.end_lineno or node.lineno)
-            for node in ast.walk(tree) if isinstance(node, _LOOPS)]
+    return _loops(tree)[0]
+
+
+def _loops(tree: ast.AST) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """:func:`loop_spans`, and the spans of the functions and classes defined inside a loop
+    (their bodies are not the iteration), from one walk in the order of ``ast.walk``.
+
+    Each loop's own walk for the definitions in it, as it was, walked a loop nested n deep
+    n + 1 times (a sixth of a diffusers check went there)."""
+    spans: list[tuple[int, int]] = []
+    cuts: list[tuple[int, int]] = []
+    queue: deque[tuple[ast.AST, bool]] = deque([(tree, False)])
+    pop, extend = queue.popleft, queue.extend
+    while queue:
+        node, in_loop = pop()
+        if isinstance(node, _LOOPS):
+            spans.append((node.lineno, node.end_lineno or node.lineno))  # type: ignore[attr-defined]
+            in_loop = True
+        elif in_loop and isinstance(node, _SCOPES):
+            cuts.append((node.lineno, node.end_lineno or node.lineno))  # type: ignore[attr-defined]
+        extend((child, in_loop) for child in syntax.children(node))
+    return spans, cuts
 
 
 def _innermost(line: int, spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
@@ -29,21 +51,10 @@ def _innermost(line: int, spans: Sequence[tuple[int, int]]) -> tuple[int, int] |
     return min(inside, key=lambda span: span[1] - span[0], default=None)
 
 
-def _scope_cut(tree: ast.AST) -> list[tuple[int, int]]:
-    """Functions and classes defined inside loops: their bodies are not the iteration."""
-    cuts: list[tuple[int, int]] = []
-    for loop in (n for n in ast.walk(tree) if isinstance(n, _LOOPS)):
-        for node in ast.walk(loop):
-            if isinstance(node, _SCOPES):
-                cuts.append((node.lineno, node.end_lineno or node.lineno))
-    return cuts
-
-
-def _loop_of_each(findings: Sequence[Finding], tree: ast.AST,
-                  spans: Sequence[tuple[int, int]]) -> list[tuple[int, int] | None]:
+def _loop_of_each(findings: Sequence[Finding], spans: Sequence[tuple[int, int]],
+                  cuts: Sequence[tuple[int, int]]) -> list[tuple[int, int] | None]:
     """The innermost loop whose iteration holds each finding, or None: a loop is not the
-    iteration of a finding inside a function or class defined in that loop."""
-    cuts = _scope_cut(tree)
+    iteration of a finding inside a function or class defined in that loop (``cuts``)."""
     loop_of: list[tuple[int, int] | None] = []
     for f in findings:
         own = [s for s in spans if s[0] <= f.line <= s[1]
@@ -66,10 +77,10 @@ def _fixed_sites(findings: Sequence[Finding], allowed: set[Applicability]) -> se
 def annotate(findings: Sequence[Finding], tree: ast.AST,
              allowed: set[Applicability]) -> list[Finding]:
     """``findings`` with the remaining syncs of their iteration named on each fixable one."""
-    spans = loop_spans(tree)
+    spans, cuts = _loops(tree)
     if not spans or len(findings) < 2:
         return list(findings)
-    loop_of = _loop_of_each(findings, tree, spans)
+    loop_of = _loop_of_each(findings, spans, cuts)
     fixed = _fixed_sites(findings, allowed)
     out: list[Finding] = []
     for f, loop in zip(findings, loop_of, strict=True):
@@ -97,11 +108,11 @@ def loop_summaries(findings: Sequence[Finding], tree: ast.AST,
                    allowed: set[Applicability]) -> tuple[LoopSummary, ...]:
     """Per innermost loop that offers a fix at the tier: its line, the findings in its
     iteration, and those the fixes leave; loops in line order."""
-    spans = loop_spans(tree)
+    spans, cuts = _loops(tree)
     if not spans:
         return ()
     groups: dict[tuple[int, int], list[Finding]] = {}
-    for f, loop in zip(findings, _loop_of_each(findings, tree, spans), strict=True):
+    for f, loop in zip(findings, _loop_of_each(findings, spans, cuts), strict=True):
         if loop is not None:
             groups.setdefault(loop, []).append(f)
     fixed = _fixed_sites(findings, allowed)
