@@ -106,6 +106,7 @@ def check_of(problem: str) -> str:
                          ("recompiles", "recompiles"), ("falls back to eager", "recompiles"),
                          ("autograd graphs alive", "graphs kept alive"),
                          ("more syncs", "syncs"), ("copies to the host", "syncs"),
+                         ("needs more memory", "memory"),
                          ("does not compile", "compile"), ("fails when", "compile"),
                          ("usage error", "usage error"), ("verifier crashed", "crash")):
         if words in problem:
