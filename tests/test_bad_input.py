@@ -538,7 +538,8 @@ def test_findings_of_a_file_that_could_not_be_written_are_reported(project: Path
     path.chmod(stat.S_IRUSR | stat.S_IRGRP)
     try:
         checked = invoke("--no-cache", "--check", "frozen.py")
-        expected = [line for line in checked.output.splitlines() if "frozen.py:" in line]
+        expected = [line for line in checked.output.splitlines()
+                    if line.startswith("frozen.py:")]
         assert expected
         result = invoke("--no-cache", ".")
         assert result.exit_code == 2

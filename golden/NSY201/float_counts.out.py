@@ -6,7 +6,7 @@ def accuracy(model, loader):
     wrong = 0
     for x, y in loader:
         pred = torch.argmax(model(x), dim=1)
-        correct += (pred == y).sum().detach()
+        correct += (pred == y).sum().detach().double()
         wrong -= (pred != y).any().detach().long()
     correct = float(correct)
     wrong = int(wrong)

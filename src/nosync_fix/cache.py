@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
+from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult, LoopSummary
 
 APP_NAME = "nosync-fix"
 DATABASE_NAME = "cache.sqlite"
@@ -495,6 +495,8 @@ def _entry(key: str, result: FixResult) -> dict[str, Any]:
         "applied": [_finding_to_json(f) for f in result.applied],
         "fixed": result.fixed if result.changed else None,
         "error": None,
+        "loops": [[loop.line, loop.reads, [list(r) for r in loop.remaining]]
+                  for loop in result.loops],
     }
     if result.error is not None:
         # The text of a file that failed may not be its bytes decoded: keep it.
@@ -525,4 +527,6 @@ def _result(entry: dict[str, Any], filename: str, source: bytes) -> FixResult:
         diff=diff,
         encoding=encoding,
         fixed_bytes=source if fixed == original else fixed.encode(encoding),
+        loops=tuple(LoopSummary(line, reads, tuple((r[0], r[1]) for r in remaining))
+                    for line, reads, remaining in entry.get("loops", ())),
     )

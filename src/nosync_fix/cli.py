@@ -265,6 +265,9 @@ def _report(outcomes: list[FileOutcome], settings: Settings, mode: Mode, output_
         else:
             for finding in remaining:
                 click.echo(text.finding_line(finding, settings.unsafe_fixes, color), color=color)
+            if mode is Mode.CHECK and not quiet:
+                for line in text.loop_lines(outcomes):
+                    click.echo(line)
         if show_fixes:
             for line in _fix_lines(outcomes, remaining, mode, settings.unsafe_fixes):
                 click.echo(line)

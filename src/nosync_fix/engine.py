@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from . import prefilter, slicing, syntax
+from . import iteration, prefilter, slicing, syntax
 from .analysis import ModuleAnalysis
 from .analysis._tables import is_test_file_name
 from .analysis.base import Metadata, Source, walk
@@ -170,7 +170,10 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             fixed == text) else fixed.encode(encoding)
         return FixResult(
             filename=filename, original=text, fixed=fixed,
-            findings=tuple(sorted(findings, key=Finding.sort_key)),
+            findings=tuple(sorted(_per_iteration(findings, fixed, text, tree, settings),
+                                  key=Finding.sort_key)),
+            loops=() if fix or not findings else iteration.loop_summaries(
+                findings, tree, _applicable(settings)),
             applied=tuple(applied), diff=unified_diff(text, fixed, filename) if fixed != text
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
@@ -190,6 +193,20 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             return result(findings)
         return _analyse(text, tree, encoding, filename, settings, rules, live, selected,
                         suppressions, fix, with_edits, result)
+
+
+def _per_iteration(findings: Sequence[Finding], fixed: str, text: str, tree: ast.Module,
+                   settings: Settings) -> list[Finding]:
+    """The findings, each fixable one in a loop naming the iteration's other syncs
+    (:mod:`nosync_fix.iteration`)."""
+    if len(findings) < 2:
+        return list(findings)
+    if fixed != text:
+        try:
+            tree = ast.parse(fixed)
+        except SyntaxError:
+            return list(findings)
+    return iteration.annotate(findings, tree, _applicable(settings))
 
 
 def _findings_of_slice(text: str, tree: ast.Module, found: prefilter.Scan | None,

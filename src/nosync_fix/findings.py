@@ -68,6 +68,16 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class LoopSummary:
+    """One loop of a checked file: the host reads in its iteration, and the (line, code)
+    of those the offered fixes of the user's tier leave (:mod:`nosync_fix.iteration`)."""
+
+    line: int
+    reads: int
+    remaining: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class FileError:
     """A file that could not be processed: a one-line reason, nothing written."""
 
@@ -97,6 +107,8 @@ class FixResult:
     encoding: str = "utf-8"
     #: The raw bytes of the result, with the original encoding, BOM and newlines.
     fixed_bytes: bytes = field(default=b"", repr=False)
+    #: Per loop whose iteration a fix touches, reads before and after the fixes (checks only).
+    loops: tuple[LoopSummary, ...] = ()
 
     @property
     def changed(self) -> bool:

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 import click
 
 from ..findings import FileError, Finding
+from ..iteration import name_lines
 from ..rules import rule_by_code
-from ..runner import Mode
+from ..runner import FileOutcome, Mode
 from . import Summary, is_applicable
 
 
@@ -87,6 +88,23 @@ def statistics_lines(findings: Sequence[Finding], unsafe_fixes: bool) -> list[st
         mark = "[*]" if fixable[code] else "[ ]"
         lines.append(f"{count:>5}\t{code}\t{mark} {rule.name if rule else ''}")
     return lines
+
+
+def loop_lines(outcomes: Sequence[FileOutcome]) -> list[str]:
+    """Per loop whose iteration a fix of the tier touches: its reads per iteration before
+    and after the offered fixes (``--check``)."""
+    lines: list[str] = []
+    for outcome in outcomes:
+        if outcome.result is None:
+            continue
+        for loop in outcome.result.loops:
+            left = loop.remaining
+            after = f"{len(left)} after the offered fixes"
+            if left:
+                after += f": {name_lines(left)}"
+            lines.append(f"loop at {outcome.result.filename}:{loop.line}: "
+                         f"{_plural(loop.reads, 'host read')} per iteration, {after}")
+    return ["", "Per loop:", *lines] if lines else []
 
 
 def fixed_lines(applied: Sequence[Finding], heading: str = "Fixed") -> list[str]:

@@ -101,7 +101,16 @@ def certainly_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> boo
     return _made_on_host(analysis, expr, 0)
 
 
-def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int) -> bool:
+def placed_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a CPU tensor by what the code says: ``.cpu()``, ``.to("cpu")``,
+    ``device="cpu"``, a tokenizer's output, and what is computed from those alone. Unlike
+    :func:`certainly_on_host`, a factory without ``device=`` does not count: the default
+    device may be set elsewhere, and examples stand such tensors in for device values."""
+    return _made_on_host(analysis, expr, 0, explicit=True)
+
+
+def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int,
+                  explicit: bool = False) -> bool:
     """Whether ``expr`` is certainly a CPU tensor made here: a torch factory without a
     device (or with ``device="cpu"``), a copy to the host (``.cpu()``, ``.to("cpu")``,
     ``.numpy()``), and what is cut from it, iterated (also ``reversed``) or converted."""
@@ -111,10 +120,16 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         value = single_binding_value(analysis, expr)
         if value is None:
             value = _iterated(analysis, expr)
-        return value is not None and _made_on_host(analysis, value, depth + 1)
+        return value is not None and _made_on_host(analysis, value, depth + 1, explicit)
     if isinstance(expr, (cst.Subscript, cst.Attribute)):
         # ids[:, :77], inputs["input_ids"], inputs.input_ids, ids.T: where ids is
-        return _made_on_host(analysis, expr.value, depth + 1)
+        return _made_on_host(analysis, expr.value, depth + 1, explicit)
+    if explicit and isinstance(expr, (cst.Comparison, cst.BinaryOperation,
+                                      cst.UnaryOperation)):
+        # (scores > 0), scores * 2, -scores: on the host when every tensor operand is (a
+        # 0-dim CPU tensor met by a device tensor gives a device tensor). Only for
+        # placed_on_host: NSY202 and NSY906 rely on certainly_on_host as it was.
+        return _host_operands(analysis, expr, depth, explicit)
     if not isinstance(expr, cst.Call):
         return False
     if _is_tokenizer_call(analysis, expr):
@@ -123,10 +138,10 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if qualified & _CPU_FACTORIES:
         device = keyword_arg(expr, "device")
         if device is None:
-            return not _default_device_changed(analysis)
+            return not explicit and not _default_device_changed(analysis)
         return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
-        return _made_on_host(analysis, expr.args[0].value, depth + 1)
+        return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit)
     if isinstance(expr.func, cst.Attribute) and (
         call_name(expr) in ("cpu", "numpy") and not expr.args
         or call_name(expr) == "to" and _moves_to_cpu(analysis, expr)
@@ -134,8 +149,30 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         return True
     if isinstance(expr.func, cst.Attribute) and (
             call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
-        return _made_on_host(analysis, expr.func.value, depth + 1)
+        return _made_on_host(analysis, expr.func.value, depth + 1, explicit)
     return False
+
+
+def _host_operands(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int,
+                   explicit: bool) -> bool:
+    """Whether an operation's tensor operands are all made on the host (at least one), the
+    others being numbers or host names."""
+    if isinstance(expr, cst.Comparison):
+        operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+    elif isinstance(expr, cst.BinaryOperation):
+        operands = [expr.left, expr.right]
+    else:
+        operands = [expr.expression]  # type: ignore[attr-defined]
+    tensors = 0
+    for operand in operands:
+        if isinstance(operand, (cst.Integer, cst.Float)):
+            continue
+        if _made_on_host(analysis, operand, depth + 1, explicit):
+            tensors += 1
+        elif not (isinstance(operand, (cst.Name, cst.Attribute))
+                  and analysis.kind(operand) is Kind.HOST):
+            return False
+    return tensors > 0
 
 
 def _default_device_changed(analysis: ModuleAnalysis) -> bool:

@@ -25,6 +25,7 @@ from ._hoist import (
     python_number_type,
     unpacked_value,
 )
+from ._host import placed_on_host
 from .base import Rule
 
 _METADATA_CALLS = frozenset({"size", "numel", "dim", "nelement", "element_size"})
@@ -110,7 +111,8 @@ class AccumulateOnDevice(Rule):
     in the seventh significant digit, and integer counts summed into a float
     are exact only up to 2**24. Integer reads are summed in int64 (`.long()`
     unless the tensor is already int64, as counts of booleans are): exact,
-    like Python.
+    like Python; added to a sum that starts as a float, they are cast with
+    `.double()`, as Python turns them into float64 there.
 
     Safe when the read is certainly of a tensor, and unsafe when the receiver
     is only likely to be one, or when the accumulator starts as an int and the
@@ -527,9 +529,10 @@ def _accumulation_kind(holder: cst.CSTNode, name: str) -> tuple[str, cst.BaseExp
 
 
 def _sums_in_float(kind: str | None, float_sum: bool) -> bool:
-    """Whether a read of this number type is summed as a float: a float read, or one of
-    unknown type added to a sum that started as a float."""
-    return kind == "float" or (kind is None and float_sum)
+    """Whether a read of this number type is summed as a float: a float read, or any read
+    added to a sum that started as a float (Python turns an int into a float64 there; an
+    int64 tensor added to a 0.0 would give float32, exact only up to 2**24)."""
+    return kind == "float" or float_sum
 
 
 class _ReadCollector(cst.CSTVisitor):
@@ -540,7 +543,8 @@ class _ReadCollector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         read = self.rule.analysis.host_read(node)
         if read is not None and read.how in ("item", "float", "int"):
-            self.reads.append(read)
+            if not placed_on_host(self.rule.analysis, read.tensor):
+                self.reads.append(read)  # a CPU tensor's read waits for nothing
             return False
         return True
 

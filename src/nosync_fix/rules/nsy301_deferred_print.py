@@ -142,6 +142,9 @@ class DeferredPrint(Rule):
         if not reads_device:
             return
         what = f"`{short(node)}` reads the device to print"
+        if not blockers and self._inside_device_branch(node, planner):
+            blockers.append("the condition around it has already read the device, so deferring "
+                            "the line saves no wait and only prints it late")
         if blockers:
             self.report(node, f"{what} (no automatic fix: {blockers[0]})")
             return
@@ -158,6 +161,17 @@ class DeferredPrint(Rule):
         if isinstance(value, cst.Name) and value.value == "None":
             return True
         return bool(self.md.qualified_names(value) & _STANDARD_STREAMS)
+
+    def _inside_device_branch(self, node: cst.CSTNode, planner: Planner) -> bool:
+        """An enclosing `if`/`while` in the same function whose test reads the device."""
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, (cst.If, cst.While)) and (
+                    planner.first_read(ancestor.test) is not None
+                    or planner.is_tensor(ancestor.test)):  # `if t > 0:` reads it too
+                return True
+        return False
 
     def _inside_redirect(self, node: cst.CSTNode) -> bool:
         for ancestor in self.md.ancestors(node):

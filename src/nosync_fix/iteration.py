@@ -1,0 +1,105 @@
+"""Per-iteration judgement (issue 20, item 3): a fix inside a loop gains nothing while the
+same iteration still reads the device elsewhere.  This post-pass over a file's findings
+appends to each fixable finding in a loop the other lines of its innermost loop that still
+sync after the fixes the user's tier applies, e.g. ``"; the iteration still syncs at line
+42 (NSY906)"``.  Only the loop's own body counts: a read in a function the loop calls is
+out of scope.  Rules know nothing of this; the engine calls it on the findings it reports.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .findings import Applicability, Finding, LoopSummary
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def loop_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    """The (first, last) lines of every loop, outermost first."""
+    return [(node.lineno, node.end_lineno or node.lineno)
+            for node in ast.walk(tree) if isinstance(node, _LOOPS)]
+
+
+def _innermost(line: int, spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    inside = [span for span in spans if span[0] <= line <= span[1]]
+    return min(inside, key=lambda span: span[1] - span[0], default=None)
+
+
+def _scope_cut(tree: ast.AST) -> list[tuple[int, int]]:
+    """Functions and classes defined inside loops: their bodies are not the iteration."""
+    cuts: list[tuple[int, int]] = []
+    for loop in (n for n in ast.walk(tree) if isinstance(n, _LOOPS)):
+        for node in ast.walk(loop):
+            if isinstance(node, _SCOPES):
+                cuts.append((node.lineno, node.end_lineno or node.lineno))
+    return cuts
+
+
+def _loop_of_each(findings: Sequence[Finding], tree: ast.AST,
+                  spans: Sequence[tuple[int, int]]) -> list[tuple[int, int] | None]:
+    """The innermost loop whose iteration holds each finding, or None: a loop is not the
+    iteration of a finding inside a function or class defined in that loop."""
+    cuts = _scope_cut(tree)
+    loop_of: list[tuple[int, int] | None] = []
+    for f in findings:
+        own = [s for s in spans if s[0] <= f.line <= s[1]
+               and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
+        loop_of.append(_innermost(f.line, own))
+    return loop_of
+
+
+def _offered(finding: Finding, allowed: set[Applicability]) -> bool:
+    """Whether the user's tier applies the finding's fix."""
+    return finding.fix is not None and finding.fix.applicability in allowed
+
+
+def annotate(findings: Sequence[Finding], tree: ast.AST,
+             allowed: set[Applicability]) -> list[Finding]:
+    """``findings`` with the remaining syncs of their iteration named on each fixable one."""
+    spans = loop_spans(tree)
+    if not spans or len(findings) < 2:
+        return list(findings)
+    loop_of = _loop_of_each(findings, tree, spans)
+    out: list[Finding] = []
+    for f, loop in zip(findings, loop_of, strict=True):
+        if loop is None or not _offered(f, allowed):
+            out.append(f)
+            continue
+        remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of, strict=True)
+                            if other == loop and g is not f and not _offered(g, allowed)})
+        if remaining:
+            f = replace(f, message=f"{f.message}; the iteration still syncs at "
+                                   f"{name_lines(remaining)}")
+        out.append(f)
+    return out
+
+
+def name_lines(lines: Sequence[tuple[int, str]], shown: int = 3) -> str:
+    """``line 9 (NSY906), line 12 (NSY202) and 2 more``: the first ``shown`` of
+    (line, code) pairs, for a finding's message and the ``--check`` summary alike."""
+    named = ", ".join(f"line {line} ({code})" for line, code in lines[:shown])
+    return named + (f" and {len(lines) - shown} more" if len(lines) > shown else "")
+
+
+def loop_summaries(findings: Sequence[Finding], tree: ast.AST,
+                   allowed: set[Applicability]) -> tuple[LoopSummary, ...]:
+    """Per innermost loop that offers a fix at the tier: its line, the findings in its
+    iteration, and those the fixes leave; loops in line order."""
+    spans = loop_spans(tree)
+    if not spans:
+        return ()
+    groups: dict[tuple[int, int], list[Finding]] = {}
+    for f, loop in zip(findings, _loop_of_each(findings, tree, spans), strict=True):
+        if loop is not None:
+            groups.setdefault(loop, []).append(f)
+    out = []
+    for loop, members in sorted(groups.items()):
+        left = [f for f in members if not _offered(f, allowed)]
+        if len(left) < len(members):
+            out.append(LoopSummary(loop[0], len(members),
+                                   tuple(sorted((f.line, f.code) for f in left))))
+    return tuple(out)
