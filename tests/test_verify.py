@@ -157,6 +157,33 @@ def test_a_sync_free_function_counts_zero():
     assert _count(sync_free) == (0, {})
 
 
+CPU = torch.device("cpu")
+
+
+def test_a_copy_to_the_run_s_device_is_no_sync_on_a_cpu():
+    # On a CPU run `x.to(device)` with `device` the CPU is a no-op, and on an accelerator
+    # the same line copies to the device: never a sync. Only a call that names the CPU
+    # is a device-to-host copy wherever the code runs.
+    device, name = CPU, "cpu"
+    assert _count(lambda: t.to(device)) == (0, {})
+    assert _count(lambda: t.to(t.device)) == (0, {})
+    assert _count(lambda: t.to(name)) == (0, {})
+    assert _count(lambda: t.to(device, torch.float64)) == (0, {})
+    assert _count(lambda: t.to(device=CPU)) == (1, {"to host": 1})  # "CPU" names it
+    assert _count(lambda: t.to(torch.device("cpu"))) == (1, {"to host": 1})
+    assert _count(lambda: t.to(
+        device="cpu")) == (1, {"to host": 1})  # a call over two lines
+
+
+def test_clip_grad_norm_copies_to_the_gradients_device_are_no_syncs():
+    # torch.nn.utils.clip_grad_norm_ moves each norm `.to(device)`, the gradients' device.
+    parameter = torch.nn.Parameter(torch.ones(3))
+    parameter.sum().backward()
+    for norm_type in (2.0, float("inf")):
+        assert _count(lambda n=norm_type: torch.nn.utils.clip_grad_norm_(
+            [parameter], 1.0, norm_type=n)) == (0, {})
+
+
 def test_optimizer_step_counters_are_not_syncs():
     # Adam keeps `step` in a CPU tensor on every device and reads it with .item().
     model = torch.nn.Linear(3, 2)
