@@ -88,7 +88,9 @@ class Outcome:
 
     @property
     def caught_by(self) -> list[str]:
-        return [c for c in self.checks if c not in self.confounded]
+        """The checks that failed it and no control of its example fails; a crash of the
+        verifier is no verdict and catches nothing."""
+        return [c for c in self.checks if c not in self.confounded and c != "crash"]
 
     @property
     def ok(self) -> bool:
@@ -106,6 +108,7 @@ def check_of(problem: str) -> str:
                          ("recompiles", "recompiles"), ("falls back to eager", "recompiles"),
                          ("autograd graphs alive", "graphs kept alive"),
                          ("more syncs", "syncs"), ("copies to the host", "syncs"),
+                         ("needs more memory", "memory"),
                          ("does not compile", "compile"), ("fails when", "compile"),
                          ("usage error", "usage error"), ("verifier crashed", "crash")):
         if words in problem:
@@ -140,7 +143,12 @@ def read_case(path: Path) -> Case:
 
 
 def run_case(case: Case, options: dict) -> Outcome:
+    import faulthandler
+
     from nosync_fix.verify.core import VerifyUsageError, verify
+
+    if not faulthandler.is_enabled():  # a worker that dies says where (on stderr)
+        faulthandler.enable(all_threads=True)
 
     outcome = Outcome(case)
     start = time.perf_counter()
@@ -246,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
 def _line(outcome: Outcome) -> str:
     case = outcome.case
     if case.kind == "mutant":
-        status = "caught" if outcome.failed else "MISSED"
+        status = "caught" if outcome.caught_by else "MISSED"
     else:
         status = "passed" if not outcome.failed else "FAILED"
     text = f"{status:7} {case.kind:7} {case.name} [{case.klass}] ({outcome.seconds:.0f} s)"

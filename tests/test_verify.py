@@ -157,6 +157,33 @@ def test_a_sync_free_function_counts_zero():
     assert _count(sync_free) == (0, {})
 
 
+CPU = torch.device("cpu")
+
+
+def test_a_copy_to_the_run_s_device_is_no_sync_on_a_cpu():
+    # On a CPU run `x.to(device)` with `device` the CPU is a no-op, and on an accelerator
+    # the same line copies to the device: never a sync. Only a call that names the CPU
+    # is a device-to-host copy wherever the code runs.
+    device, name = CPU, "cpu"
+    assert _count(lambda: t.to(device)) == (0, {})
+    assert _count(lambda: t.to(t.device)) == (0, {})
+    assert _count(lambda: t.to(name)) == (0, {})
+    assert _count(lambda: t.to(device, torch.float64)) == (0, {})
+    assert _count(lambda: t.to(device=CPU)) == (1, {"to host": 1})  # "CPU" names it
+    assert _count(lambda: t.to(torch.device("cpu"))) == (1, {"to host": 1})
+    assert _count(lambda: t.to(
+        device="cpu")) == (1, {"to host": 1})  # a call over two lines
+
+
+def test_clip_grad_norm_copies_to_the_gradients_device_are_no_syncs():
+    # torch.nn.utils.clip_grad_norm_ moves each norm `.to(device)`, the gradients' device.
+    parameter = torch.nn.Parameter(torch.ones(3))
+    parameter.sum().backward()
+    for norm_type in (2.0, float("inf")):
+        assert _count(lambda n=norm_type: torch.nn.utils.clip_grad_norm_(
+            [parameter], 1.0, norm_type=n)) == (0, {})
+
+
 def test_optimizer_step_counters_are_not_syncs():
     # Adam keeps `step` in a CPU tensor on every device and reads it with .item().
     model = torch.nn.Linear(3, 2)
@@ -526,8 +553,13 @@ def test_identical_code_is_within_noise_and_compiles_as_fast(original, tmp_path)
     assert max(b, a) / min(b, a) < 3, (b, a)
     for mode, ratio in report.speedup.items():
         if report.within_noise[mode]:
-            assert f"{ratio:.2f}x" not in text.split("warnings:")[0]
+            (row,) = [line for line in text.splitlines() if line.startswith(f"{mode} ms")]
+            assert f"{ratio:.2f}x" not in row and "within noise" in row
             assert f"{mode} time: the original differs from itself" in text
+    # The first compiled call has its band too: the control, the original compiled again.
+    assert report.control_compile_s is not None and report.compile_noise is not None
+    (row,) = [line for line in text.splitlines() if line.startswith("first compiled call")]
+    assert "noise" in row or "within noise" in row
 
 
 def test_checkpoint_puts_a_training_step_back_in_place():
@@ -744,7 +776,7 @@ def test_deferred_output_is_not_flushed_between_repeated_calls(tmp_path):
     assert recompiles == any("recompiles on repeated calls" in p for p in report.problems)
 
 
-def test_a_skipped_frame_marks_breaks_as_a_lower_bound_and_a_moved_skip_fails(tmp_path):
+def test_a_skipped_frame_marks_breaks_as_a_lower_bound_and_every_break_is_counted(tmp_path):
     loop = '''
 import torch
 
@@ -760,17 +792,340 @@ def step(x):
 def example_inputs(seed):
     return (torch.arange(6.0).reshape(3, 2) + seed,)
 '''
-    moved = loop.replace("        total += row.sum().item()\n",
-                         "        total += row.sum().double()\n").replace(
+    # The read of line 8 leaves the loop (one float() after it); line 9 stays as it was.
+    rewritten = loop.replace("        total += row.sum().item()\n",
+                             "        total += row.sum().double()\n").replace(
         "    return total\n", "    return float(total)\n")
-    report = quick(write(tmp_path, "loop.py", loop), after=write(tmp_path, "moved.py", moved),
-                   measure_breaks=True)
+    report = quick(write(tmp_path, "loop.py", loop),
+                   after=write(tmp_path, "rewritten.py", rewritten), measure_breaks=True)
     assert report.equivalence.passed, report.equivalence.failures
+    # Dynamo skips both frames at their first break in the loop: lower bounds.
     assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
     assert report.as_dict()["after"]["graph_breaks_lower_bound"] is True
-    assert any("graph breaks not proven" in p for p in report.problems), report.problems
+    # Counted again with the loop resumed and its body as a frame: all of them.
+    every_before, every_after = report.before.all_breaks, report.after.all_breaks
+    assert not every_before.lower_bound and not every_after.lower_bound
+    assert sorted(r.line for r in every_before.reasons) == [8, 9]
+    assert sorted(r.line for r in every_after.reasons) == [9, 10]
+    assert report.passed, report.problems  # 2 -> 2, and the skip is at line 9, unchanged
+    data = report.as_dict()["after"]["all_graph_breaks"]
+    assert (data["graph_breaks"], data["lower_bound"], data["loops_split"]) == (2, False, 1)
     text = render(report)
     assert ">=1" in text and "a lower bound" in text
+    assert "every graph break before: 2, counted again with dynamo resuming inside loops" in text
+
+
+LOOPS = '''
+def loops(xs, limit):
+    out = []
+    total = 0
+    for i, x in enumerate(xs):
+        if x < 0:
+            continue
+        if x > limit:
+            break
+        for j in range(x):
+            if j == 3:
+                break
+            total += j
+        else:
+            out.append(("all", x))
+        seen = [y for y in xs[:i] if y == x]
+        if seen:
+            out.append(("again", x))
+        if x == 7:
+            return out, total, "seven"
+    else:
+        out.append("no break")
+    n = 0
+    while n < 3:
+        n += 1
+        if n == 2:
+            continue
+        total += n
+    return out, total, i
+
+
+class Holder:
+    def method(self, xs):
+        kept = []
+        for x in xs:
+            kept.append(x * 2)
+        return kept
+'''
+
+
+@pytest.mark.parametrize("xs", [[1, 2, 5, -1, 2], [1, 9, 2], [4, 7, 1], [], [0, 3, 3]])
+def test_loop_bodies_moved_into_functions_run_as_before(xs):
+    from nosync_fix.verify.loopbodies import PREFIX, split_loop_bodies
+
+    tree, moved = split_loop_bodies(LOOPS, "loops.py", "tag")
+    assert moved == 4  # the outer for, the inner for, the while, the method's for
+    original, split = {}, {}
+    exec(compile(LOOPS, "loops.py", "exec"), original)
+    exec(compile(tree, "loops.py", "exec"), split)
+    assert split["loops"].__code__.co_consts  # the bodies are functions made in it
+    assert any(PREFIX in str(c) and "tag" in str(c) for c in split["loops"].__code__.co_consts)
+    try:
+        expected = original["loops"](xs, 6)
+    except Exception as error:  # `i` unbound on an empty list
+        with pytest.raises(type(error)):
+            split["loops"](xs, 6)
+    else:
+        assert split["loops"](xs, 6) == expected
+    assert split["Holder"]().method(xs) == original["Holder"]().method(xs)
+
+
+def test_loops_that_cannot_move_stay_as_they_are():
+    from nosync_fix.verify.loopbodies import split_loop_bodies
+
+    source = '''
+def gen(xs):
+    for x in xs:
+        yield x
+
+
+class C(list):
+    def total(self, xs):
+        for x in xs:
+            super().append(x)
+
+
+def counted(xs):
+    global COUNT
+    for x in xs:
+        COUNT = x
+'''
+    _tree, moved = split_loop_bodies(source, "c.py")
+    assert moved == 0
+
+
+#: A loop whose first break (a data-dependent assert) makes dynamo skip the frame, with a
+#: later break (a read kept by every rewrite) behind it: examples/checked_training.py.
+CHECKED = '''
+import torch
+
+
+def step(x):
+    total = torch.zeros((), dtype=torch.float64)
+    for row in x:
+        assert not torch.isnan(row).any(), "NaN in a row"
+        total += row.sum().double()
+        total += float(row.max())
+    return total
+
+
+def example_inputs(seed):
+    return (torch.arange(6.0).reshape(3, 2) + seed,)
+'''
+
+
+def test_a_rewrite_skipped_later_at_a_break_the_original_has_passes(tmp_path):
+    """The checked_training controls: the rewrite removes the break dynamo skipped the
+    original's frame at; dynamo now skips it at a later break of the original, unchanged."""
+    asserted = CHECKED.replace(
+        '        assert not torch.isnan(row).any(), "NaN in a row"\n',
+        '        torch._assert_async(~torch.isnan(row).any(), "NaN in a row")\n')
+    report = quick(write(tmp_path, "checked.py", CHECKED),
+                   after=write(tmp_path, "asserted.py", asserted), measure_breaks=True,
+                   rules=["NSY401"], adversarial=False, allow_untaken=True)
+    assert report.equivalence.passed, report.equivalence.failures
+    skipped = [r.line for r in report.after.breaks.reasons if r.frame_skipped]
+    assert skipped == [10]  # not the original's line 8: the skip moved to its own break
+    assert report.before.breaks.lower_bound and report.after.breaks.lower_bound
+    assert (report.before.all_breaks.graph_breaks, report.after.all_breaks.graph_breaks) == (2, 1)
+    assert not report.after.all_breaks.lower_bound
+    assert report.passed, report.problems
+    text = render(report)
+    assert "every break (loops resumed)" in text and "-1" in text
+
+
+def test_a_rewrite_that_only_moves_the_skip_fails(tmp_path):
+    """The break dynamo skipped at is gone, but the rewrite writes another one before the
+    next: dynamo now skips at a line the rewrite wrote. The counts alone (2 -> 2) pass."""
+    moved = CHECKED.replace(
+        '        assert not torch.isnan(row).any(), "NaN in a row"\n',
+        '        torch._assert_async(~torch.isnan(row).any(), "NaN in a row")\n'
+        "        has_nan = bool(torch.isnan(row).any())\n")
+    report = quick(write(tmp_path, "checked.py", CHECKED),
+                   after=write(tmp_path, "moved.py", moved), measure_breaks=True,
+                   rules=["NSY401"], adversarial=False, allow_untaken=True)
+    assert report.equivalence.passed, report.equivalence.failures
+    assert (report.before.all_breaks.graph_breaks, report.after.all_breaks.graph_breaks) == (2, 2)
+    (problem,) = [p for p in report.problems if "graph breaks" in p]
+    assert "only moves the skip" in problem and "line 9" in problem
+    assert "a line the rewrite wrote" in problem
+
+
+def test_more_breaks_than_the_original_is_known_to_have_fail_and_fewer_pass(tmp_path):
+    """The evaluate controls: a module made in the frame (dynamo cannot rebuild it) stops
+    dynamo even inside a resumed loop, so the original's count stays a lower bound; the
+    loop body counted as its own frame still shows every read in it."""
+    source = '''
+import torch
+
+
+def step(xs, ys):
+    criterion = torch.nn.CrossEntropyLoss(reduction="sum")
+    total = 0.0
+    predictions = []
+    for x, y in zip(xs, ys):
+        total += criterion(x, y).item()
+        predictions.extend(x.argmax(dim=1).tolist())
+    return total, predictions
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    xs = [torch.randn(4, 3, generator=g) for _ in range(3)]
+    return xs, [torch.randint(0, 3, (4,), generator=g) for _ in range(3)]
+'''
+    deferred = source.replace(
+        "        total += criterion(x, y).item()\n"
+        "        predictions.extend(x.argmax(dim=1).tolist())\n",
+        "        total += criterion(x, y).detach().double()\n"
+        "        predictions.append(x.argmax(dim=1))\n"
+    ).replace("    return total, predictions\n",
+              "    total = float(total)\n"
+              "    predictions = torch.cat(predictions).tolist() if predictions else []\n"
+              "    return total, predictions\n")
+    before = write(tmp_path, "evaluate.py", source)
+    report = quick(before, after=write(tmp_path, "deferred.py", deferred), measure_breaks=True,
+                   adversarial=False)
+    assert report.equivalence.passed, report.equivalence.failures
+    # dynamo's own counts: >=1 -> 2 (what failed the evaluate controls)
+    assert report.before.breaks.lower_bound and report.before.graph_breaks == 1
+    assert not report.after.breaks.lower_bound and report.after.graph_breaks == 2
+    every = report.before.all_breaks
+    assert every.lower_bound and every.graph_breaks == 2
+    assert any(r.frame_skipped and not r.counted for r in every.reasons)
+    assert report.passed, report.problems  # 2 is no more than the original's >=2
+    # Three breaks after the loop where the original is known to have two: not proven.
+    more = deferred.replace("    total = float(total)\n",
+                            "    total = float(total)\n"
+                            "    extra = float(torch.zeros(()) + total)\n")
+    report = quick(before, after=write(tmp_path, "more.py", more), measure_breaks=True,
+                   adversarial=False)
+    assert report.equivalence.passed, report.equivalence.failures
+    (problem,) = [p for p in report.problems if "graph breaks" in p]
+    assert "more graph breaks" in problem and ">=2 ->" in problem
+    assert "the original's a lower bound" in problem
+
+
+def test_a_rewrite_that_keeps_every_step_alive_fails_on_memory(tmp_path):
+    """The reads leave the loop, but each step's 1 MiB tensor is kept for them."""
+    source = '''
+import torch
+
+
+def step(xs):
+    total = 0.0
+    for x in xs:
+        y = x * 2
+        total += y.sum().item()
+    return total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.randn(512, 512, generator=g) for _ in range(8)],)
+'''
+    kept = source.replace("    total = 0.0\n", "    total = 0.0\n    kept = []\n").replace(
+        "        total += y.sum().item()\n", "        kept.append(y)\n").replace(
+        "    return total\n", "    for y in kept:\n        total += y.sum().item()\n"
+                            "    return total\n")
+    before = write(tmp_path, "before.py", source)
+    report = quick(before, after=write(tmp_path, "kept.py", kept), adversarial=False)
+    assert report.equivalence.passed, report.equivalence.failures
+    old, new = report.before.memory, report.after.memory
+    assert old.calls == new.calls == 3 and "profile" in old.method
+    mib = 1 << 20
+    assert 1 * mib <= old.peak_bytes <= 3 * mib  # y, and x * 2 of the next step
+    assert new.peak_bytes >= 8 * mib  # all eight y at once
+    assert old.kept_bytes == new.kept_bytes == 0
+    (problem,) = [p for p in report.problems if "memory" in p]
+    assert "peak memory over 3 calls" in problem and "1.5x" in problem
+    text = render(report)
+    assert "peak memory over 3 calls" in text and "MiB" in text
+    assert report.as_dict()["after"]["memory"]["peak_bytes"] == new.peak_bytes
+    # The original against itself: the same peak, no failure.
+    report = quick(before, after=before, adversarial=False)
+    assert report.before.memory.peak_bytes == report.after.memory.peak_bytes
+    assert report.passed, report.problems
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_memory_is_device_memory_on_cuda():
+    from nosync_fix.verify.memory import measure
+
+    kept = []
+
+    def call():
+        x = torch.ones(256, 1024, device="cuda")  # 1 MiB
+        kept.append(x * 2)  # kept: 1 MiB per call; x and x * 2 at once: 2 MiB
+
+    report = measure(call, lambda: None, "cuda", calls=3)
+    assert report.method.startswith("CUDA") and report.error is None
+    mib = 1 << 20
+    assert report.kept_bytes == 3 * mib
+    assert 4 * mib <= report.peak_bytes <= 5 * mib  # two kept, then x and x * 2
+
+
+def test_memory_grows_only_past_the_factor_and_the_slack():
+    from nosync_fix.verify.memory import SLACK, MemoryReport, grows, size
+
+    def memory(peak, kept=0):
+        return MemoryReport(calls=3, peak_bytes=peak, kept_bytes=kept)
+
+    assert grows(memory(100), memory(100 + SLACK)) == []  # 1 MiB more is allowed
+    assert grows(memory(10 * SLACK), memory(14 * SLACK)) == []  # 1.4x is allowed
+    (problem,) = grows(memory(100), memory(100 + 2 * SLACK))
+    assert "peak memory" in problem and "100 B -> 2 MiB" in problem
+    (problem,) = grows(memory(0, 0), memory(0, 3 * SLACK))
+    assert "left allocated" in problem
+    assert (size(512), size(1536), size(3 << 30)) == ("512 B", "1.5 KiB", "3 GiB")
+
+
+def test_the_search_finds_and_shrinks_what_the_fixed_adversarial_inputs_miss(tmp_path):
+    """The rewrite checks the first element only: NaN at element 0 (the fixed `nan` input)
+    cannot tell them apart, a NaN anywhere else can."""
+    source = '''
+import torch
+
+
+def step(xs):
+    total = torch.zeros(())
+    for x in xs:
+        if torch.isnan(x).any():
+            continue
+        total = total + x.sum()
+    return total
+
+
+def example_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.randn(4, generator=g) for _ in range(3)],)
+'''
+    first_only = source.replace("        if torch.isnan(x).any():\n",
+                                "        if torch.isnan(x[0]):\n")
+    before = write(tmp_path, "before.py", source)
+    after = write(tmp_path, "first_only.py", first_only)
+    report = quick(before, after=after, search=0)
+    assert report.passed, report.problems  # what the fixed inputs alone let through
+    report = quick(before, after=after)
+    assert not report.passed
+    eq = report.equivalence
+    assert eq.search_tried > 0
+    # Shrunk: one change, the first tensor, the first element that is not element 0.
+    assert eq.search_input == "args[0][0] element 1 = nan", eq.search_input
+    (failure,) = [f for f in eq.failures if f.input.startswith("search")]
+    assert failure.path == "result"
+    text = render(report)
+    assert "shrunk failing input (hypothesis" in text and "element 1 = nan" in text
+    assert report.as_dict()["equivalence"]["search"]["failing_input"] == eq.search_input
+    # The right rewrite survives the search.
+    report = quick(before, after=before)
+    assert report.passed and report.equivalence.search_tried > 0
 
 
 # -- compiled equivalence ----------------------------------------------------------------------
@@ -947,8 +1302,11 @@ def test_a_difference_only_on_an_empty_loop_is_caught(tmp_path):
     assert quick(before, after=after, adversarial=False).equivalence.passed
     report = quick(before, after=after)
     assert not report.passed
-    assert {f.input for f in report.equivalence.failures} == {"empty"}
-    assert report.equivalence.adversarial_failed == 2  # the first two seeds
+    fixed = {f.input for f in report.equivalence.failures if not f.input.startswith("search")}
+    assert fixed == {"empty"}
+    # The search (hypothesis) finds it too, shrunk to the one change that matters.
+    assert report.equivalence.search_input == "args[0] cut to 0 items"
+    assert report.equivalence.adversarial_failed == 3  # the first two seeds, and the search
 
 
 def test_inputs_can_build_their_own_adversarial_inputs(tmp_path):
@@ -964,8 +1322,11 @@ def test_inputs_can_build_their_own_adversarial_inputs(tmp_path):
     assert report.passed  # the seeds' sums stay below 5
     report = quick(before, after=after)
     assert not report.passed
-    assert {f.input for f in report.equivalence.failures} == {"one"}
+    fixed = {f.input for f in report.equivalence.failures if not f.input.startswith("search")}
+    assert fixed == {"one"}
     assert report.equivalence.adversarial_trials == 2  # only "one" was built, on two seeds
+    # The search changes the seeds' own inputs: a sum above 5 shows the clamp as well.
+    assert report.equivalence.search_input
 
 
 def test_an_async_assert_may_raise_runtime_error_for_assertion_error(tmp_path):
@@ -1083,7 +1444,7 @@ def test_a_threshold_is_tried_at_the_compared_value_and_its_neighbours(original,
     report = quick(original, after=write(tmp_path, "tie.py", at_tie))
     assert not report.passed
     assert report.equivalence.failed_trials == 0
-    (given,) = {f.input for f in report.equivalence.failures}
+    (given,) = {f.input for f in report.equivalence.failures if not f.input.startswith("search")}
     assert given.startswith("LIMIT = ")
 
 

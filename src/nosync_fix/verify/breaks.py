@@ -9,6 +9,12 @@ it in eager mode, and ``torch._dynamo.explain`` then reports no break at all
 (measured on torch 2.13: a loop with ``total += t.item()`` gives 0 graphs and
 -1 breaks). Dynamo also stops at the first break of a loop, so a loop's later
 breaks show only once the earlier ones are gone.
+
+Where dynamo skipped a frame, :func:`count_all_breaks` counts again on a copy
+of the file whose loop bodies are functions of their own (see
+:mod:`.loopbodies`), with dynamo allowed to resume inside loops
+(:func:`resume_in_loops`): that count covers the breaks the skip hid, and it is
+itself marked as a lower bound when dynamo still gives up on a frame.
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ _HEADERS = (
 )
 _SKIPPED = ("Skipping the function and falling back to eager",
             "will skip tracing the frame", "results in a skip", "frame skipped")
+#: Reasons that say why dynamo could not go on after a break (and skipped the frame), not
+#: a break of their own: they mark the frame skipped but are not counted as breaks.
+SKIP_CAUSES = ("Reconstruction failure", "Read uninitialized cell")
+_GENERATOR = "Attempt to trace generator"
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,11 @@ class BreakReason:
     location: str = ""
     #: Dynamo gave up on the whole frame and ran it in eager mode.
     frame_skipped: bool = False
+
+    @property
+    def counted(self) -> bool:
+        """A break of its own; not only the reason dynamo gave up after another break."""
+        return not (self.frame_skipped and self.reason.startswith(SKIP_CAUSES))
 
 
 @dataclass
@@ -68,11 +83,20 @@ class BreakReport:
     #: (``torch._dynamo.utils.counters["frames"]``).
     frames_total: int = 0
     frames_ok: int = 0
+    #: Frames of generators that dynamo does not compile on their own ("Attempt to trace
+    #: generator": a generator expression run from eager code, ``model.parameters()``):
+    #: not a skip at a break, and not counted as a skipped frame.
+    generator_frames: int = 0
+    #: How the breaks were counted: "dynamo" (as torch.compile runs the code) or "all"
+    #: (:func:`count_all_breaks`: loops resumed, loop bodies as frames).
+    method: str = "dynamo"
+    #: Loop bodies moved into functions of their own for an "all" count.
+    loops_split: int = 0
 
     @property
     def frames_skipped(self) -> int:
         return max(sum(1 for r in self.reasons if r.frame_skipped),
-                   self.frames_total - self.frames_ok)
+                   self.frames_total - self.frames_ok - self.generator_frames)
 
     @property
     def lower_bound(self) -> bool:
@@ -83,6 +107,25 @@ class BreakReport:
         """(reason, source text) of each break that made dynamo skip its frame."""
         return {(r.reason, lines[r.line - 1].strip() if 0 < r.line <= len(lines) else "")
                 for r in self.reasons if r.frame_skipped}
+
+    def as_dict(self, lines: list[str]) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "graph_count": self.graph_count,
+            "graph_breaks": self.graph_breaks,
+            "lower_bound": self.lower_bound,
+            "frames_skipped": self.frames_skipped if self.graph_breaks is not None else None,
+            "frames": {"total": self.frames_total, "ok": self.frames_ok,
+                       "generators": self.generator_frames},
+            "loops_split": self.loops_split,
+            "break_reasons": [
+                {"reason": r.reason, "line": r.line or None,
+                 "source": lines[r.line - 1].strip() if 0 < r.line <= len(lines) else None,
+                 "location": r.location or None, "frame_skipped": r.frame_skipped,
+                 "counted": r.counted}
+                for r in self.reasons],
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -256,6 +299,8 @@ def compile_and_observe(fn: Callable[..., Any], args: tuple, kwargs: dict, filen
     seconds = clock() - started
     report.frames_total = counters["frames"]["total"]
     report.frames_ok = counters["frames"]["ok"]
+    report.generator_frames = sum(n for key, n in counters["unimplemented"].items()
+                                  if key.startswith(_GENERATOR))
     if report.error is None:
         report.graph_count = counter.graphs
         found = [r for r in (parse_break(m, filename) for m in collected.messages)
@@ -266,8 +311,52 @@ def compile_and_observe(fn: Callable[..., Any], args: tuple, kwargs: dict, filen
             # Graphs were split but nothing was logged (another torch version?): say so.
             report.reasons = [BreakReason("graph break (reason not logged)", 0)] * (
                 counter.graphs - 1)
-        report.graph_breaks = len(report.reasons)
+        report.graph_breaks = sum(r.counted for r in report.reasons)
     return CompiledEntry(compiled, counter, report, seconds, counter.runs)
+
+
+@contextmanager
+def resume_in_loops() -> Iterator[bool]:
+    """Let dynamo resume after a graph break inside a loop instead of skipping the frame.
+
+    torch 2.13 refuses (``maybe_has_backedge``: "graph break in loop ... Skipping the
+    frame"), not because it cannot build the resume function but because a loop would
+    recompile it on every iteration. For counting that costs only time, so the check
+    is switched off while the breaks are counted, and never while code is compared or
+    timed. Yields False (and changes nothing) where this torch has no such check.
+    """
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslatorBase
+    except ImportError:  # another torch: no count beyond the skip
+        yield False
+        return
+    check = InstructionTranslatorBase.__dict__.get("maybe_has_backedge")
+    if check is None:
+        yield False
+        return
+    InstructionTranslatorBase.maybe_has_backedge = lambda self: False  # type: ignore
+    try:
+        yield True
+    finally:
+        InstructionTranslatorBase.maybe_has_backedge = check  # type: ignore
+
+
+def count_all_breaks(fn: Callable[..., Any], args: tuple, kwargs: dict, filename: str,
+                     loops_split: int, clock: Callable[[], float]) -> BreakReport:
+    """Every break dynamo meets in one call of ``fn`` when it may resume inside loops.
+
+    ``fn`` comes from the copy of the file made by :func:`.loopbodies.split_loop_bodies`
+    (``loops_split`` bodies moved). Graphs go to the ``eager`` backend: where dynamo
+    breaks does not depend on the backend, and nothing of this call is kept. Call it
+    with dynamo reset.
+    """
+    with resume_in_loops() as resumed:
+        observed = compile_and_observe(fn, args, kwargs, filename, "eager", clock)
+    report = observed.breaks
+    report.method = ("all" if loops_split else "all, loop bodies not split") if resumed \
+        else "all, loops not resumed"
+    report.loops_split = loops_split
+    return report
 
 
 def repeat_calls(entry: CompiledEntry, args: tuple, kwargs: dict,
@@ -299,7 +388,11 @@ def repeat_calls(entry: CompiledEntry, args: tuple, kwargs: dict,
 
 
 def _distinct(reasons: list[BreakReason]) -> list[BreakReason]:
-    """One reason per site, in order of first appearance; skipped if any sighting skipped."""
+    """One reason per site, in order of first appearance; skipped if any sighting skipped.
+
+    A break outside the file seen once from a line of it and once with no line of it
+    (dynamo's traceback of a resumed frame can lack the caller) is one site.
+    """
     sites: dict[tuple[int, str, str], BreakReason] = {}
     for reason in reasons:
         key = (reason.line, reason.reason, reason.location)
@@ -308,6 +401,14 @@ def _distinct(reasons: list[BreakReason]) -> list[BreakReason]:
             sites[key] = reason
         elif reason.frame_skipped and not seen.frame_skipped:
             sites[key] = replace(seen, frame_skipped=True)
+    placed = {(r.reason, r.location): key for key, r in sites.items() if r.line and r.location}
+    for key, reason in list(sites.items()):
+        other = placed.get((reason.reason, reason.location))
+        if reason.line or not reason.location or other is None:
+            continue
+        del sites[key]
+        if reason.frame_skipped:
+            sites[other] = replace(sites[other], frame_skipped=True)
     return list(sites.values())
 
 

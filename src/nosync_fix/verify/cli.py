@@ -75,6 +75,12 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
                    "+-inf, zeros, negative and huge values, empty and one-element lists, on "
                    "the first two seeds; an --inputs function with an `adversarial` keyword "
                    "builds its own).")
+@click.option("--search", type=click.IntRange(min=0), default=25, show_default=True,
+              metavar="N",
+              help="After the adversarial inputs, let hypothesis try up to N combinations of "
+                   "them (any element set to 0, NaN or +-inf, tensors zeroed, negated or "
+                   "scaled, lists cut, thresholds at their tie) and shrink a failing one "
+                   "(0: no search).")
 @click.option("--allow-untaken", is_flag=True,
               help="Pass although a condition of the rewrite was not driven both ways by "
                    "the trials (a warning, not a failure).")
@@ -83,13 +89,14 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
             backend: str, repeat: int, json_out: str | None,
             select: tuple[str, ...], ignore: tuple[str, ...], unsafe_fixes: bool,
             rules: tuple[str, ...],
-            threads: int | None, no_timing: bool, no_adversarial: bool,
+            threads: int | None, no_timing: bool, no_adversarial: bool, search: int,
             allow_untaken: bool) -> int:
     """Verify the rewrite of FILE: graph breaks, host syncs, equivalence and time.
 
     Runs FILE and its rewrite (the fixer's output, or --after) side by side on
     identically seeded inputs, and exits 0 only when the rewrite behaves the same
-    and has no more graph breaks and no more syncs than the original.
+    and has no more graph breaks, no more syncs and not much more memory than the
+    original.
     """
     from .core import verify
     from .loading import VerifyUsageError, resolve_module
@@ -113,7 +120,8 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
                         ignore=_codes(ignore), unsafe_fixes=unsafe_fixes,
                         measure_time=not no_timing, threads=threads or None,
                         compiled_trials=compiled_trials, rules=_codes(rules),
-                        adversarial=not no_adversarial, allow_untaken=allow_untaken)
+                        adversarial=not no_adversarial, allow_untaken=allow_untaken,
+                        search=search)
     except VerifyUsageError as error:
         raise click.UsageError(str(error)) from None
     _emit(render(report), report.as_dict(), json_out)

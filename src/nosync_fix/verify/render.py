@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .breaks import REPEATS
+from .breaks import REPEATS, BreakReport
 from .core import Report, VersionReport
+from .memory import CALLS, size
 
 
 def _num(value: float | int | None, digits: int = 2) -> str:
@@ -62,10 +63,60 @@ def _speedup(ratio: float | None, band: float | None = None) -> str:
     return f"{1 / ratio:.2f}x slower{noise}"
 
 
-def _breaks_count(version: VersionReport) -> str:
-    """The count, with ">=" when dynamo skipped a frame (later breaks were not seen)."""
-    count = _num(version.graph_breaks)
-    return f">={count}" if version.breaks.lower_bound else count
+def _ratio(before: float | None, after: float | None) -> float | None:
+    return before / after if before is not None and after else None
+
+
+def _breaks_count(version: VersionReport, every: bool = False) -> str:
+    """The count, with ">=" when dynamo skipped a frame (later breaks were not seen).
+    ``every``: the count of every break (loops resumed), where it was made."""
+    breaks = version.all_breaks if every else version.breaks
+    if breaks is None:
+        return "-"
+    if breaks.graph_breaks is None:
+        return "failed" if breaks.error else "-"
+    count = _num(breaks.graph_breaks)
+    return f">={count}" if breaks.lower_bound else count
+
+
+def _every_change(b: VersionReport, a: VersionReport) -> str:
+    old, new = b.all_breaks, a.all_breaks
+    if old is None or new is None or old.graph_breaks is None or new.graph_breaks is None:
+        return ""
+    change = _change(old.graph_breaks, new.graph_breaks)
+    return change + (" (lower bound)" if old.lower_bound or new.lower_bound else "")
+
+
+def _memory_rows(b: VersionReport, a: VersionReport) -> list[tuple[str, str, str, str]]:
+    if b.memory is None and a.memory is None:
+        return []
+    calls = (b.memory or a.memory).calls or CALLS  # type: ignore[union-attr]
+
+    def value(version: VersionReport, what: str) -> str:
+        memory = version.memory
+        if memory is None:
+            return "-"
+        if memory.error:
+            return "failed"
+        return size(memory.peak_bytes if what == "peak" else memory.kept_bytes)
+
+    def change(what: str) -> str:
+        old, new = b.memory, a.memory
+        if old is None or new is None or old.error or new.error:
+            return ""
+        x, y = (old.peak_bytes, new.peak_bytes) if what == "peak" else \
+            (old.kept_bytes, new.kept_bytes)
+        if x is None or y is None:
+            return ""
+        if x == y:
+            return "0"
+        ratio = f", {y / x:.2f}x" if x > 0 and y >= 0 else ""
+        return ("+" if y > x else "-") + size(abs(y - x)) + ratio
+
+    return [(f"peak memory over {calls} calls", value(b, "peak"), value(a, "peak"),
+             change("peak")),
+            ("  left allocated after them", value(b, "kept"), value(a, "kept"),
+             change("kept"))]
 
 
 def _calls(version: VersionReport, what: str) -> str:
@@ -95,6 +146,8 @@ def table(report: Report) -> list[str]:
         ("  frames skipped", _num(b.breaks.frames_skipped if b.graph_breaks is not None
                                   else None),
          _num(a.breaks.frames_skipped if a.graph_breaks is not None else None), ""),
+        *([("  every break (loops resumed)", _breaks_count(b, True), _breaks_count(a, True),
+            _every_change(b, a))] if b.all_breaks or a.all_breaks else []),
         (reads, _num(b.syncs_per_call), _num(a.syncs_per_call),
          _change(b.syncs_per_call, a.syncs_per_call)),
         ("graph kept after backward / call",
@@ -102,13 +155,19 @@ def table(report: Report) -> list[str]:
          _num(a.retention.per_call if a.retention.calls else None),
          _change(b.retention.per_call if b.retention.calls else None,
                  a.retention.per_call if a.retention.calls else None)),
+        *_memory_rows(b, a),
         ("eager ms", _ms(b, False), _ms(a, False),
          _speedup(speedup["eager"], report.noise["eager"])),
-        ("  fastest call", _fastest(b, False), _fastest(a, False), ""),
+        ("  fastest call", _fastest(b, False), _fastest(a, False),
+         _speedup(*report.fastest_noise["eager"])),
         (f"compiled ms ({report.backend})", _ms(b, True), _ms(a, True),
          _speedup(speedup["compiled"], report.noise["compiled"])),
-        ("  fastest call", _fastest(b, True), _fastest(a, True), ""),
-        ("first compiled call s", _num(b.compile_s), _num(a.compile_s), ""),
+        ("  fastest call", _fastest(b, True), _fastest(a, True),
+         _speedup(*report.fastest_noise["compiled"])),
+        ("first compiled call s", _num(b.compile_s), _num(a.compile_s),
+         _speedup(_ratio(b.compile_s, a.compile_s), report.compile_noise)
+         if report.control_compile_s is not None else
+         ("(no control: no noise band)" if b.compile_s is not None else "")),
         (f"recompiles over {calls} calls", _calls(b, "recompiles"), _calls(a, "recompiles"),
          _change(b.recompiles, a.recompiles)),
         ("  calls run eagerly", _calls(b, "eager"), _calls(a, "eager"),
@@ -138,6 +197,8 @@ def _equivalence_line(report: Report) -> str:
                 f"original" if eq.compiled_trials else ", not compared compiled")
     if eq.adversarial_trials:
         compiled += f", {eq.adversarial_trials} adversarial inputs"
+    if eq.search_tried:
+        compiled += f", {eq.search_tried} searched by hypothesis"
     if eq.passed:
         return (f"equivalence: passed ({eq.trials} trials{compiled}, max abs diff "
                 f"{eq.max_abs_diff:.3g})")
@@ -149,18 +210,40 @@ def _equivalence_line(report: Report) -> str:
     return f"equivalence: FAILED in {failed} (max abs diff {eq.max_abs_diff:.3g})"
 
 
-def _breaks(version: VersionReport, lines: list[str]) -> list[str]:
-    grouped = Counter((r.line, r.reason, r.location, r.frame_skipped)
-                      for r in version.breaks.reasons)
+def _every(breaks: BreakReport, label: str, lines: list[str]) -> list[str]:
+    """The count of every break, what it is and how far it goes."""
+    if breaks.error:
+        return [f"every graph break {label}: not counted: {breaks.error}"]
+    bodies = f"{breaks.loops_split} loop bod" + ("y" if breaks.loops_split == 1 else "ies")
+    how = {"all": f"counted again with dynamo resuming inside loops and {bodies} traced as "
+                  "functions of their own",
+           "all, loop bodies not split": "counted again with dynamo resuming inside loops (on "
+                                         "the file itself: dynamo failed on the copy whose loop "
+                                         "bodies are functions)"}.get(
+        breaks.method, f"counted again with {bodies} traced as functions (this torch cannot "
+                       "resume inside loops)")
+    if breaks.lower_bound:
+        head = (f"every graph break {label}: >={breaks.graph_breaks}, {how}; still a lower "
+                f"bound: dynamo gave up on {breaks.frames_skipped} frame(s) even so")
+    else:
+        head = f"every graph break {label}: {breaks.graph_breaks}, {how}"
+    return [head, *_breaks(breaks, lines)]
+
+
+def _breaks(breaks: BreakReport, lines: list[str]) -> list[str]:
+    grouped = Counter((r.line, r.reason, r.location, r.frame_skipped, r.counted)
+                      for r in breaks.reasons)
     out = []
-    for (line, reason, location, skipped), n in sorted(grouped.items(),
-                                                        key=lambda kv: kv[0][0]):
+    for (line, reason, location, skipped, counted), n in sorted(grouped.items(),
+                                                                 key=lambda kv: kv[0][0]):
         where = f"line {line}" if line else "(outside the file)"
         extra = []
         if location:
             extra.append(f"in {location}")
         if skipped:
             extra.append("frame skipped: runs in eager mode")
+        if not counted:
+            extra.append("not a break of its own: dynamo could not go on after one")
         if n > 1:
             extra.append(f"x{n}")
         suffix = f" ({', '.join(extra)})" if extra else ""
@@ -213,6 +296,9 @@ def render(report: Report) -> str:
                    f"{failure.detail}")
     if eq.failed_trials and len(eq.failures) >= 20:
         out.append("  (more failures not listed)")
+    if eq.search_input:
+        out.append(f"  shrunk failing input (hypothesis, {eq.search_tried} inputs tried): "
+                   f"{eq.search_input}")
     if eq.branch_coverage:
         out.append("branch coverage of the rewritten conditions:")
         for c in sorted(eq.branch_coverage, key=lambda c: c.line):
@@ -228,19 +314,31 @@ def render(report: Report) -> str:
                        f"{version.breaks.frames_skipped} frame(s) ({version.breaks.frames_ok} of "
                        f"{version.breaks.frames_total} converted) and did not look past the "
                        "break that stopped it")
-            out.extend(_breaks(version, lines))
+            out.extend(_breaks(version.breaks, lines))
         elif version.breaks.reasons:
             out.append(f"graph breaks {label}:")
-            out.extend(_breaks(version, lines))
+            out.extend(_breaks(version.breaks, lines))
+        every = version.all_breaks
+        if every is not None:
+            out.extend(_every(every, label, lines))
         if version.syncs.by_site:
             out.append(f"host reads {label} (per call):")
             out.extend(_sites(version, lines))
         repeats = version.repeats
-        for what, error in (("import", version.load_error), ("eager run", version.eager_error),
+        memory = version.memory
+        if memory is not None and not memory.error:
+            out.append(f"memory {label}: {memory.method}, a warm-up call then {memory.calls} "
+                       "calls, deferred output flushed at the end")
+        for what, error in (("memory measurement", memory.error if memory else None),
+                            ("import", version.load_error), ("eager run", version.eager_error),
                             ("compile", version.compile_error),
                             ("repeated compiled call", repeats.error if repeats else None)):
             if error:
                 out.append(f"{what} failed {label}: {error}")
+    notes = report.break_notes
+    if notes:
+        out.append("graph break counts:")
+        out.extend(f"  {n}" for n in notes)
     timing_warnings = [
         f"{mode} time: the original differs from itself by {band * 100:.0f}%, more than "
         f"the rewrite differs from it: no speed claim"
@@ -251,7 +349,8 @@ def render(report: Report) -> str:
         out.extend(f"  {w}" for w in [*eq.warnings, *timing_warnings])
     out.append("")
     if report.passed:
-        out.append("result: PASS (same behaviour, no more graph breaks, no more syncs)")
+        out.append("result: PASS (same behaviour, no more graph breaks, no more syncs, "
+                   "memory within bounds)")
     else:
         out.append("result: FAIL: " + "; ".join(report.problems))
     return "\n".join(out)

@@ -23,11 +23,15 @@ On an accelerator, a read of a CPU tensor is not a sync and is not counted.
 On a CPU run every read is counted: there is no device queue, so what is
 counted are the reads that would be syncs on an accelerator; copies to the CPU
 (``.cpu()``, ``.to("cpu")``) are counted as well, although they copy nothing
-there.
+there, but only where the call names the CPU: ``x.to(device)`` with ``device``
+holding the run's device (the CPU here) copies to the accelerator on one and is
+never a sync (torch's own ``clip_grad_norm_`` does it once per gradient).
 """
 
 from __future__ import annotations
 
+import linecache
+import re
 import sys
 import warnings
 from collections import Counter
@@ -161,9 +165,12 @@ class _Reads:
             if _is_device_to_host(name, args, kwargs):
                 return "to host"
             # On a CPU run the copy is a no-op, but on an accelerator the same line is a
-            # blocking device-to-host copy: count it like the other reads.
+            # blocking device-to-host copy: count it like the other reads. Not so
+            # ``x.to(device)`` where ``device`` merely holds the run's device (the CPU
+            # here, the accelerator there: a copy to the device, never a sync); only a
+            # call that names the CPU in its own text counts.
             return "to host" if self.count_cpu and _is_copy_to_cpu(name, args, kwargs) \
-                else None
+                and (name == "cpu" or _names_the_cpu(_caller())) else None
         return None
 
     def aten_read(self, func: Any, args: tuple, kwargs: dict) -> str | None:
@@ -270,6 +277,43 @@ def _is_copy_to_cpu(name: str, args: tuple, kwargs: dict) -> bool:
             except (RuntimeError, TypeError):
                 return False
     return False
+
+
+def _caller() -> Any:
+    """The frame of the code whose torch call the function layer is handling."""
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename == __file__ or frame.f_code.co_filename
+                                 .replace("\\", "/").endswith("torch/overrides.py")):
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame
+
+
+_CPU_WORD = re.compile("cpu", re.IGNORECASE)
+
+
+def _names_the_cpu(frame: Any) -> bool:
+    """Whether the call that ``frame`` is making names the CPU in its source text
+    (``x.to("cpu")``, ``x.to(torch.device("cpu"))``, ``x.to(cpu)``), as opposed to a
+    target that only happens to be the CPU on this run (``x.to(device)``,
+    ``x.to(y.device)``, ``x.to(y)``). Where the text cannot be found it is assumed to:
+    a copy counted too many is safer than a sync missed."""
+    try:
+        code = frame.f_code
+        positions = list(code.co_positions())
+        line, end_line, column, end_column = positions[frame.f_lasti // 2]
+        if line is None or end_line is None or column is None or end_column is None:
+            return True
+        lines = linecache.getlines(code.co_filename, frame.f_globals)
+        if not lines or end_line > len(lines):
+            return True
+        chunk = [lines[i].encode() for i in range(line - 1, end_line)]
+        if len(chunk) == 1:
+            text = chunk[0][column:end_column]
+        else:
+            text = chunk[0][column:] + b"".join(chunk[1:-1]) + chunk[-1][:end_column]
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return True
+    return bool(_CPU_WORD.search(text.decode(errors="replace")))
 
 
 class _FunctionLayer(TorchFunctionMode):
