@@ -225,32 +225,69 @@ def reaching_value(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpressi
     if not bindings:
         return None
     md = analysis.md
-    child: cst.CSTNode = name
     loops: list[cst.CSTNode] = []
-    for ancestor in md.ancestors(name):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or isinstance(
-                ancestor, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+    node: cst.CSTNode = name
+    while True:
+        found = _block_above(analysis, node)
+        if found is None:
             return None
-        if isinstance(ancestor, (cst.For, cst.While)):
-            loops.append(ancestor)
-        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
-            body = list(ancestor.body)
-            index = next((i for i, item in enumerate(body) if item is child), None)
-            if index is None:
-                return None
-            for position in range(index - 1, -1, -1):
-                earlier = body[position]
-                value = _plain_assignment(earlier, name.value)
-                if value is None:
-                    if any(_within(md, b, [earlier]) for b in bindings):
-                        return None  # bound another way (a loop, a with, a branch): unknown
-                    continue
-                others = [b for b in bindings if not _within(md, b, [earlier])]
-                if any(_within(md, b, body[position + 1:index + 1] + loops) for b in others):
-                    return None  # another binding between, or in a loop around the use
-                return value
-        child = ancestor
-    return None
+        block, child, between = found
+        loops.extend(between)
+        body = list(block.body)
+        index = next((i for i, item in enumerate(body) if item is child), None)
+        if index is None:
+            return None
+        for position in range(index - 1, -1, -1):
+            earlier = body[position]
+            value = _plain_assignment(earlier, name.value)
+            if value is None:
+                if any(_within(md, b, [earlier]) for b in bindings):
+                    return None  # bound another way (a loop, a with, a branch): unknown
+                continue
+            others = [b for b in bindings if not _within(md, b, [earlier])]
+            if any(_within(md, b, body[position + 1:index + 1] + loops) for b in others):
+                return None  # another binding between, or in a loop around the use
+            return value
+        node = block
+
+
+_Above = tuple[cst.CSTNode, cst.CSTNode, tuple[cst.CSTNode, ...]]
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef,
+           cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _block_above(analysis: ModuleAnalysis, node: cst.CSTNode) -> _Above | None:
+    """The nearest block (indented block or module) above ``node``, its child on the way,
+    and the loops between; None when a function, class or comprehension comes first.
+    Memoised along the path: an ``elif`` chain nests each test one level deeper, and a
+    walk per use to the block would make the chain quadratic."""
+    memo = analysis.memo("_host.block_above")
+    md = analysis.md
+    path: list[cst.CSTNode] = []
+    current = node
+    result: _Above | None = None
+    while True:
+        if id(current) in memo:
+            result = memo[id(current)]  # type: ignore[assignment]
+            if result is not None and isinstance(current, (cst.For, cst.While)):
+                result = (result[0], result[1], (current, *result[2]))
+            break
+        path.append(current)
+        parent = md.parent(current)
+        if parent is None or isinstance(parent, _SCOPES):
+            result = None
+            break
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            result = (parent, current, ())
+            break
+        current = parent
+    # Fill the memo from the top of the path down: a node's loops are the loops above it
+    # on the way to the block (not the node itself).
+    for below in reversed(path):
+        memo[id(below)] = result
+        if result is not None and isinstance(below, (cst.For, cst.While)):
+            result = (result[0], result[1], (below, *result[2]))
+    return memo[id(node)]  # type: ignore[return-value]
 
 
 def _plain_assignment(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
