@@ -366,7 +366,7 @@ def test_a_write_during_another_threads_flush_is_queued_not_blocked() -> None:
     assert buffer.getvalue() == "first\nsecond\n"
 
 
-def test_to_host_is_one_transfer_and_exact() -> None:
+def test_copy_to_host_is_one_transfer_and_exact() -> None:
     tensors = [torch.tensor(1.5), torch.tensor([1, 2, 3]), torch.tensor(True),
                torch.randn(2, 3).bfloat16(), torch.tensor([1 + 2j], dtype=torch.complex64),
                torch.empty(0), torch.tensor(2**62), torch.randn(3, dtype=torch.float64),
@@ -382,7 +382,7 @@ def test_to_host_is_one_transfer_and_exact() -> None:
             return func(*args, **(kwargs or {}))
 
     with Calls() as calls:
-        host = _buffer.to_host(tensors)
+        host = _buffer.copy_to_host(tensors)
     assert calls.names.count("cat") == 1 and calls.names.count("cpu") == 1
     for t in tensors:
         assert host[id(t)].dtype == t.dtype and host[id(t)].shape == t.shape

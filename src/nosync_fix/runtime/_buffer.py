@@ -156,11 +156,11 @@ def _fetch(batch: list[Record]) -> dict[int, torch.Tensor]:
                 by_device.setdefault(tensor.device, {})[id(tensor)] = tensor
     host: dict[int, torch.Tensor] = {}
     for tensors in by_device.values():
-        host.update(to_host(list(tensors.values())))
+        host.update(copy_to_host(list(tensors.values())))
     return host
 
 
-def to_host(tensors: list[torch.Tensor]) -> dict[int, torch.Tensor]:
+def copy_to_host(tensors: list[torch.Tensor]) -> dict[int, torch.Tensor]:
     """Copies of same-device contiguous ``tensors`` on the host, in one transfer.
 
     The bytes of all of them are concatenated on the device (one small
