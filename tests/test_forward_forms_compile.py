@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
 
 import pytest
 
@@ -20,6 +19,8 @@ from nosync_fix import check_code, fix_code
 from nosync_fix.findings import Applicability
 
 torch = pytest.importorskip("torch")
+
+from compile_support import GraphCounter, graph_breaks, namespace  # noqa: E402
 
 #: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -62,33 +63,6 @@ FORM_F = textwrap.dedent("""
 """)
 
 
-def _namespace(code: str) -> dict:
-    namespace: dict = {}
-    exec(compile(code, "<code>", "exec"), namespace)
-    return namespace
-
-
-class _Counter:
-    """A backend that counts the graphs it is given (a recompile is one more)."""
-
-    def __init__(self) -> None:
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):  # type: ignore[no-untyped-def]
-        self.graphs += 1
-        from torch._dynamo.backends.common import aot_autograd
-        from torch._functorch.aot_autograd import make_boxed_func
-
-        return aot_autograd(fw_compiler=lambda g, _: make_boxed_func(g.forward),
-                            bw_compiler=lambda g, _: make_boxed_func(g.forward))(
-            gm, example_inputs)
-
-
-def _breaks(fn: Callable, *args) -> int:  # type: ignore[no-untyped-def]
-    torch._dynamo.reset()
-    return torch._dynamo.explain(fn)(*args).graph_break_count
-
-
 def _bits(t: torch.Tensor) -> torch.Tensor:
     ints = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
             torch.float32: torch.int32, torch.float64: torch.int64}
@@ -118,14 +92,14 @@ def test_form_c_early_return_compiled() -> None:
         "model = torch.compile(Gate())\n", "")
     assert fix_code(decorated, select=["NSY102"], unsafe_fixes=True).fixed.replace(
         "    @torch.compile\n", "") == fixed.fixed.replace("model = torch.compile(Gate())\n", "")
-    original = _namespace(FORM_C)["Gate"]()
-    rewritten = _namespace(fixed.fixed)["Gate"]()
+    original = namespace(FORM_C)["Gate"]()
+    rewritten = namespace(fixed.fixed)["Gate"]()
     positive, negative = torch.linspace(0.5, 2.0, 6), torch.linspace(-2.0, -0.5, 6)
-    assert _breaks(original, positive) == 1
-    assert _breaks(rewritten, positive) == 0
+    assert graph_breaks(original, positive) == 1
+    assert graph_breaks(rewritten, positive) == 0
     inputs = [positive * (i + 1) if i % 2 else negative * (i + 1) for i in range(20)]
     torch._dynamo.reset()
-    counter = _Counter()
+    counter = GraphCounter()
     compiled = torch.compile(rewritten, backend=counter)
     for x in inputs:
         expected_out, expected_grad, _ = _run(original, x)
@@ -160,16 +134,16 @@ def test_form_f_clamp_guard_bit_exact(dtype: torch.dtype) -> None:
     assert found[0].fix.applicability is Applicability.SAFE, found[0].message
     fixed = fix_code(FORM_F, select=["NSY101"])
     assert "h = torch.where(h.abs().max() > 1e3, h.clamp(-1e3, 1e3), h)" in fixed.fixed
-    original = _namespace(FORM_F)["Bounded"]().to(dtype)
-    rewritten = _namespace(fixed.fixed)["Bounded"]().to(dtype)
+    original = namespace(FORM_F)["Bounded"]().to(dtype)
+    rewritten = namespace(fixed.fixed)["Bounded"]().to(dtype)
     with torch.no_grad():
         original.lin.weight.fill_(1.0)  # h is x, bit for bit (no bias: -0.0 stays -0.0)
     rewritten.load_state_dict(original.state_dict(), strict=True)
     inputs = _edge_inputs(dtype)
-    assert _breaks(original, inputs[2]) >= 1
-    assert _breaks(rewritten, inputs[2]) == 0
+    assert graph_breaks(original, inputs[2]) >= 1
+    assert graph_breaks(rewritten, inputs[2]) == 0
     torch._dynamo.reset()
-    counter = _Counter()
+    counter = GraphCounter()
     compiled = torch.compile(rewritten, backend=counter)
     calls = [inputs[i % len(inputs)] for i in range(24)]
     for x in calls:

@@ -19,6 +19,8 @@ from nosync_fix import fix_code
 
 torch = pytest.importorskip("torch")
 
+from compile_support import GraphCounter, graph_breaks, namespace  # noqa: E402
+
 #: Compiles with torch.compile / torch._dynamo: `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
@@ -43,35 +45,9 @@ BART_GUARD = textwrap.dedent("""
 """)
 
 
-def _namespace(code: str) -> dict:
-    namespace: dict = {}
-    exec(compile(code, "<code>", "exec"), namespace)
-    return namespace
-
-
-class _Counter:
-    """A backend that counts the graphs it is given (a recompile is one more)."""
-
-    def __init__(self) -> None:
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):  # type: ignore[no-untyped-def]
-        self.graphs += 1
-        from torch._dynamo.backends.common import aot_autograd
-        from torch._functorch.aot_autograd import make_boxed_func
-
-        return aot_autograd(fw_compiler=lambda g, _: make_boxed_func(g.forward))(
-            gm, example_inputs)
-
-
-def _breaks(fn: Callable, *args) -> int:  # type: ignore[no-untyped-def]
-    torch._dynamo.reset()
-    return torch._dynamo.explain(fn)(*args).graph_break_count
-
-
 def _graphs_over_calls(fn: Callable, inputs: list) -> tuple[int, list]:  # type: ignore[no-untyped-def]
     torch._dynamo.reset()
-    counter = _Counter()
+    counter = GraphCounter()
     compiled = torch.compile(fn, backend=counter)
     outputs = [compiled(*args) for args in inputs]
     return counter.graphs, outputs
@@ -98,8 +74,8 @@ def test_bart_float16_guard() -> None:
     assert "torch.where(torch.isinf(hidden_states).any() | torch.isnan(hidden_states).any()" in (
         _flat(fixed.fixed))
     torch.manual_seed(0)
-    original = _namespace(BART_GUARD)["Layer"]().half()
-    rewritten = _namespace(fixed.fixed)["Layer"]().half()
+    original = namespace(BART_GUARD)["Layer"]().half()
+    rewritten = namespace(fixed.fixed)["Layer"]().half()
     rewritten.load_state_dict(original.state_dict(), strict=True)
     original.eval()
     rewritten.eval()
@@ -109,7 +85,7 @@ def test_bart_float16_guard() -> None:
     nan[0, 3] = float("nan")                                 # NaN: taken, NaN stays NaN
     cases = [small, large, nan]
     with torch.no_grad():
-        assert _breaks(original, large) > _breaks(rewritten, large) == 0
+        assert graph_breaks(original, large) > graph_breaks(rewritten, large) == 0
         inputs = [(cases[i % 3],) for i in range(20)]
         graphs, compiled_outputs = _graphs_over_calls(rewritten, inputs)
         assert graphs == 1  # one graph, no recompile over 20 calls on both paths
@@ -120,13 +96,13 @@ def test_bart_float16_guard() -> None:
         taken = original(large)
         assert torch.isfinite(taken).all()  # the inputs do reach the clamp
     # fp32: the host test is False, nothing changes and nothing breaks
-    original32 = _namespace(BART_GUARD)["Layer"]()
-    rewritten32 = _namespace(fixed.fixed)["Layer"]()
+    original32 = namespace(BART_GUARD)["Layer"]()
+    rewritten32 = namespace(fixed.fixed)["Layer"]()
     rewritten32.load_state_dict(original32.state_dict(), strict=True)
     with torch.no_grad():
         x = torch.randn(2, 8)
         assert _same_bits(rewritten32(x), original32(x))
-        assert _breaks(rewritten32, x) == 0
+        assert graph_breaks(rewritten32, x) == 0
 
 
 VALIDATION = textwrap.dedent("""
@@ -151,7 +127,7 @@ def test_validation_guard_is_reported_not_rewritten() -> None:
     assert [f.line for f in guards] == [7, 9]
     assert all(f.fix is None and "no automatic fix: `raise ValueError` stops the code"
                in f.message for f in guards)
-    check = _namespace(VALIDATION)["check"]
+    check = namespace(VALIDATION)["check"]
     with pytest.raises(ValueError, match="non-negative"):
         check(torch.tensor([1.0, -1.0]))
 
@@ -212,22 +188,22 @@ def test_long_rope_buffer_switch() -> None:
     assert fixed.error is None
     assert ('self.register_buffer("inv_freq", torch.where(seq_len > limit, self.long_inv_freq, '
             'self.original_inv_freq), persistent=False)') in _flat(fixed.fixed)
-    original = _namespace(LONG_ROPE)["Rope"]()
-    rewritten = _namespace(fixed.fixed)["Rope"]()
+    original = namespace(LONG_ROPE)["Rope"]()
+    rewritten = namespace(fixed.fixed)["Rope"]()
     x = torch.randn(1, 6, 8)
     short = torch.arange(6)[None]           # max 5: the original frequencies
     long = torch.arange(20, 26)[None]       # max 25 > 16: the long ones
     inputs = [(x, (short, long, short, short)[i % 4]) for i in range(20)]
-    assert _breaks(original, x, long) > _breaks(rewritten, x, long) == 0
-    original = _namespace(LONG_ROPE)["Rope"]()
-    rewritten = _namespace(fixed.fixed)["Rope"]()
+    assert graph_breaks(original, x, long) > graph_breaks(rewritten, x, long) == 0
+    original = namespace(LONG_ROPE)["Rope"]()
+    rewritten = namespace(fixed.fixed)["Rope"]()
     eager = [original(*args) for args in inputs]
     assert not torch.equal(eager[0], eager[1])  # both paths are taken
     assert all(torch.equal(rewritten(*args), want)
                for args, want in zip(inputs, eager, strict=True))
-    fresh = _namespace(fixed.fixed)["Rope"]()
+    fresh = namespace(fixed.fixed)["Rope"]()
     torch._dynamo.reset()
-    counter = _Counter()
+    counter = GraphCounter()
     compiled = torch.compile(fresh, backend=counter)
     outputs = [compiled(*inputs[0]), compiled(*inputs[1])]
     assert counter.graphs == 2  # the lazy initialisation's guard, once
