@@ -116,6 +116,24 @@ def test_a_failing_script_still_reports_what_it_counted(tmp_path: Path, monkeypa
     assert _line(profile, "crash.py", 4).reads == Counter({"item": 2})
 
 
+def test_the_dataloaders_own_reads_are_set_apart_from_the_loop_line(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    # A shuffling sampler draws its indices as a CPU tensor and reads them (`tolist`): host
+    # work on every device, not a sync of the loop, so no line is charged with it.
+    (tmp_path / "load.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+        "data = TensorDataset(torch.randn(16, 2), torch.randn(16))\n"
+        "total = 0.0\n"
+        "for x, y in DataLoader(data, batch_size=4, shuffle=True):\n"
+        "    total += (x.sum() + y.sum()).item()\n")
+    monkeypatch.chdir(tmp_path)
+    profile = profile_script("load.py", [], device="cpu", breaks=False)
+    assert profile.ended == {"reads run": "ok"}
+    assert [(x.line, dict(x.reads)) for x in profile.lines] == [(6, {"item": 4})]
+    assert profile.loader_reads > 0
+    assert "reads made by the DataLoader itself" in render(profile)
+
+
 def test_the_command_passes_the_script_its_arguments(script: Path, tmp_path: Path,
                                                      capsys) -> None:
     out = tmp_path / "profile.json"

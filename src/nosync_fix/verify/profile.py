@@ -75,11 +75,15 @@ class Profile:
     ended: dict[str, str] = field(default_factory=dict)
     #: Copies ``.to(<variable>)`` to the CPU on a CPU run, not counted (see profile_script).
     moves_not_counted: int = 0
+    #: Reads made inside ``torch.utils.data`` (a sampler's random indices, collation): CPU
+    #: tensors on every device, host-side loading rather than syncs; not counted at a line.
+    loader_reads: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"script": self.script, "argv": self.argv, "ended": self.ended,
                 "reads_elsewhere": self.reads_elsewhere,
                 "moves_not_counted": self.moves_not_counted,
+                "loader_reads": self.loader_reads,
                 "lines": [line.as_dict() for line in self.lines]}
 
 
@@ -102,17 +106,27 @@ class _UserReads(_Reads):
         self.roots = roots
         self._files: dict[str, bool] = {}
 
-    def _line(self) -> Any:  # (filename, line), or 0 when no user frame is on the stack
+    def _line(self) -> Any:
+        """(filename, line); 0 when no user frame is on the stack; LOADER when the read
+        was made inside torch.utils.data below the user's line."""
         frame = sys._getframe(2)
+        loader = False
         while frame is not None:
             filename = frame.f_code.co_filename
+            if _LOADER_PART in filename.replace("\\", "/"):
+                loader = True
             user = self._files.get(filename)
             if user is None:
                 user = self._files[filename] = is_user_file(filename, self.roots)
             if user:
-                return (os.path.realpath(filename), frame.f_lineno)
+                return LOADER if loader else (os.path.realpath(filename), frame.f_lineno)
             frame = frame.f_back  # type: ignore[assignment]
         return 0
+
+
+#: Where the DataLoader's own code lives, and the site its reads are counted at.
+_LOADER_PART = "/torch/utils/data/"
+LOADER = 1
 
 
 def profile_script(script: str, argv: list[str], device: str = "cpu",
@@ -140,10 +154,12 @@ def profile_script(script: str, argv: list[str], device: str = "cpu",
     reads = _UserReads(roots, count_cpu=device == "cpu")
     with counting(reads, device) as count:
         ended["reads run"] = _run(path, argv)
-    elsewhere = 0
+    elsewhere = loader = 0
     for (site, kind), n in count.by_site.items():
         if site == 0:
             elsewhere += n
+        elif site == LOADER:
+            loader += n
         else:
             at(*site).reads[kind] += n
 
@@ -160,7 +176,7 @@ def profile_script(script: str, argv: list[str], device: str = "cpu",
         lines = [line for line in lines if line.count]
     lines.sort(key=lambda x: (-x.count, x.filename, x.line))
     return Profile(str(path), list(argv), lines, reads_elsewhere=elsewhere, ended=ended,
-                   moves_not_counted=moves)
+                   moves_not_counted=moves, loader_reads=loader)
 
 
 def _user_frame(message: str, roots: tuple[str, ...]) -> tuple[str, int] | None:
@@ -256,6 +272,9 @@ def render(profile: Profile, top: int | None = None) -> str:
     if profile.moves_not_counted:
         out.append(f"{profile.moves_not_counted} copies `.to(<device>)` to the CPU not counted: "
                    "on this CPU run they cannot be told from moves to an accelerator.")
+    if profile.loader_reads:
+        out.append(f"{profile.loader_reads} reads made by the DataLoader itself (its sampler and "
+                   "collation, on CPU tensors on every device) not counted at a line.")
     if profile.reads_elsewhere:
         out.append(f"{profile.reads_elsewhere} reads made inside libraries, with no line of "
                    "the program on the stack.")
