@@ -23,7 +23,9 @@ def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
     return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+               epilog="See also: nosync-verify --profile SCRIPT [ARGS]... (where a whole script "
+                      "syncs; nosync-verify --profile --help).")
 @click.argument("file", required=False, metavar="FILE")
 @click.option("-m", "--module", "module", default=None, metavar="PKG.MOD[:ENTRY]",
               help="Verify a module found on the current directory and sys.path instead of "
