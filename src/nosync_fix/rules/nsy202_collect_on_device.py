@@ -141,7 +141,8 @@ class CollectOnDevice(Rule):
     `if` or `while` in the loop, as a generation loop's stop test reads the token
     it appends, on this pass or the next. Every iteration then waits for that
     value, and a device copy per step plus a transfer after the loop only adds
-    work.
+    work. A test that runs only every N steps (under `if step % N == 0:`) does not
+    count: the other steps no longer wait.
 
     `.cpu()`, `.to("cpu")` and `.numpy()` copies are collected only for tensors
     known to be 0-dim (a loss, a full reduction such as `out.sum()`); whole
@@ -282,7 +283,8 @@ class CollectOnDevice(Rule):
         if loop is None:
             return
         what = short(collect.node)
-        message = (f"`{what}` copies a device value to the host every step; collect the "
+        when = self.analysis.loops.every_step(collect.node)
+        message = (f"`{what}` copies a device value to the host {when}; collect the "
                    "tensors and convert once after the loop")
         if not isinstance(receiver, cst.Name):
             self.report(collect.node, message + " (no automatic fix: the list is not a local "
@@ -290,7 +292,7 @@ class CollectOnDevice(Rule):
             return
         plan = self._plan(receiver, loop)
         if plan.left_alone:
-            message = f"`{what}` copies a device value to the host every step; left as it is: " \
+            message = f"`{what}` copies a device value to the host {when}; left as it is: " \
                       f"{plan.why_not}"
         elif plan.rewrite is None:
             message += f" (no automatic fix: {plan.why_not})"
@@ -410,6 +412,8 @@ class CollectOnDevice(Rule):
         if not names:
             return None
         for test in _tests(loop):
+            if self.analysis.loops.periodic(test):
+                continue  # read every N steps: collecting saves the other steps' waits
             found = self._host_use_of(test, names)
             if found is not None:
                 line = self.md.position(test)[0]
