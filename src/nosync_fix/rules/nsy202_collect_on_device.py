@@ -286,6 +286,13 @@ class CollectOnDevice(Rule):
         when = self.analysis.loops.every_step(collect.node)
         message = (f"`{what}` copies a device value to the host {when}; collect the "
                    "tensors and convert once after the loop")
+        # This collect's own reason to be left alone comes first: other reasons for no fix
+        # (the list is read in the loop) would come with advice that does not fit it.
+        own = self._read_again([collect], loop) or self._large([collect])
+        if own is not None:
+            self.report(collect.node, f"`{what}` copies a device value to the host {when}; "
+                                      f"left as it is: {own}")
+            return
         if not isinstance(receiver, cst.Name):
             self.report(collect.node, message + " (no automatic fix: the list is not a local "
                                                 "variable)")
