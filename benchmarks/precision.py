@@ -14,12 +14,20 @@ survives line shifts. Units are joined with ``benchmarks/precision_verdicts.csv`
 method = executed|reviewed, reason). Precision = correct / judged, per rule and
 per tier; units without a verdict are listed as unjudged (never counted correct)
 and make ``--strict`` exit 1.
+
+Each code base is fixed with its own configured line length (the fixer splits longer
+new lines): ``line-length`` of ``[tool.nosync-fix]``, ``[tool.ruff]`` or
+``[tool.black]`` in its top-level pyproject.toml, else ``max-line-length`` of
+``[flake8]`` in setup.cfg, tox.ini or .flake8, else 88 (black's and ruff's default);
+``--line-length N`` fixes every code base with N instead. The added lines longer than
+each code base's length are counted and listed (``lines`` in the JSON output).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import configparser
 import csv
 import difflib
 import hashlib
@@ -36,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run_real_code import _copy_python_files  # noqa: E402
 
-from nosync_fix.config import Settings  # noqa: E402
+from nosync_fix.config import ConfigError, Settings, _read_toml  # noqa: E402
 from nosync_fix.runner import Mode, run  # noqa: E402
 
 # mirror folder name -> pinned commit
@@ -49,6 +57,9 @@ PINNED = {
     "karpathy+minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
 }
 VERDICTS = ROOT / "benchmarks" / "precision_verdicts.csv"
+#: The configuration files that may set a code base's line length (extracted with it).
+STYLE_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", ".flake8")
+DEFAULT_LINE_LENGTH = 88
 FIELDS = ("key", "repo", "path", "line", "rule", "tier", "verdict", "method", "reason")
 
 
@@ -84,15 +95,46 @@ def blocks(before: str, after: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def collect(repo: str, tree: Path, unsafe: bool, jobs: int | None) -> list[Unit]:
+def configured_line_length(source: Path) -> tuple[int, str]:
+    """A code base's line length from its top-level configuration, and where it came from."""
+    pyproject = source / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            tools = _read_toml(pyproject).get("tool", {})
+        except ConfigError:
+            tools = {}
+        for tool in ("nosync-fix", "ruff", "black"):
+            value = tools.get(tool, {}).get("line-length")
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value, f"pyproject.toml [tool.{tool}] line-length"
+    for name in ("setup.cfg", "tox.ini", ".flake8"):
+        path = source / name
+        if not path.is_file():
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(path.read_text(encoding="utf-8"))
+        except configparser.Error:
+            continue
+        for key in ("max-line-length", "max_line_length"):
+            value = parser.get("flake8", key, fallback=None)
+            if value is not None and value.strip().isdigit():
+                return int(value.strip()), f"{name} [flake8] {key}"
+    return DEFAULT_LINE_LENGTH, "none configured: black's and ruff's default"
+
+
+def collect(repo: str, tree: Path, unsafe: bool, jobs: int | None,
+            line_length: int = DEFAULT_LINE_LENGTH,
+            long_lines: list[dict] | None = None) -> list[Unit]:
     """One unit per applied fix: the changed block of lines holding its finding.
 
     Fixes are applied as one rewrite per file; a finding is matched to the changed block
     that holds (or is nearest to) its line, so two findings of one block share its text.
+    Added lines longer than ``line_length`` are appended to ``long_lines``.
     """
     sources = {p.resolve(): p.read_text(encoding="utf-8", errors="replace")
                for p in tree.rglob("*.py")}
-    settings = Settings(unsafe_fixes=unsafe).validate()
+    settings = Settings(unsafe_fixes=unsafe, line_length=line_length).validate()
     units = []
     for outcome in run([str(tree)], settings, Mode.FIX, jobs=jobs):
         if outcome.result is None or outcome.error is not None or not outcome.result.applied:
@@ -102,6 +144,13 @@ def collect(repo: str, tree: Path, unsafe: bool, jobs: int | None) -> list[Unit]
         changed = blocks(sources.get(path, ""), path.read_text(encoding="utf-8", errors="replace"))
         if not changed:
             continue
+        if long_lines is not None:
+            for first, _, _, new_text in changed:
+                for line in new_text.splitlines():
+                    if len(line) > line_length:
+                        long_lines.append({"repo": repo, "path": relative, "near": first + 1,
+                                           "length": len(line),
+                                           "tier": "unsafe" if unsafe else "safe"})
         for finding in outcome.result.applied:
             if finding.fix is None:
                 continue
@@ -124,21 +173,33 @@ def extract(mirror: Path, name: str, commit: str, target: Path) -> Path:
     names = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", commit],
                            check=True, capture_output=True, text=True).stdout.splitlines()
     # Python files only: some snapshots lack their large data files
-    wanted = [n for n in names if n.endswith((".py", ".pyi", "pyproject.toml", ".gitignore"))]
+    wanted = [n for n in names if n.endswith((".py", ".pyi", "pyproject.toml", ".gitignore"))
+              or n in STYLE_FILES]
     archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "--", *wanted],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(raw)], input=archive, check=True)
     return raw
 
 
-def collect_checkout(repo: str, source: Path, jobs: int | None = 1) -> list[Unit]:
-    """Both tiers over copies of ``source``; the checkout itself is not touched."""
+def collect_checkout(repo: str, source: Path, jobs: int | None = 1,
+                     line_length: int | None = None,
+                     lines: dict[str, dict] | None = None) -> list[Unit]:
+    """Both tiers over copies of ``source``; the checkout itself is not touched.
+
+    ``line_length`` None: the code base's own (:func:`configured_line_length`). What was
+    used and the added lines longer than it go into ``lines[repo]``."""
+    where = "--line-length"
+    if line_length is None:
+        line_length, where = configured_line_length(source)
+    long_lines: list[dict] = []
     units: list[Unit] = []
     for unsafe in (False, True):
         with tempfile.TemporaryDirectory(prefix="nosync-prec-") as scratch:
             tree = Path(scratch) / repo
             _copy_python_files(source, tree)
-            units += collect(repo, tree, unsafe, jobs)
+            units += collect(repo, tree, unsafe, jobs, line_length, long_lines)
+    if lines is not None:
+        lines[repo] = {"line_length": line_length, "from": where, "over": long_lines}
     unique = {u.key: u for u in units}
     return sorted(unique.values(), key=lambda u: (u.repo, u.path, u.line, u.rule))
 
@@ -185,24 +246,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--stub", help="write unjudged units as CSV rows to this file")
+    parser.add_argument("--line-length", type=int,
+                        help="fix every code base with this line length instead of its own")
     args = parser.parse_args(argv)
     units: list[Unit] = []
+    lines: dict[str, dict] = {}
     if args.checkout:
         for item in args.checkout:
             name, _, folder = item.partition("=")
-            units += collect_checkout(name, Path(folder), args.jobs)
+            units += collect_checkout(name, Path(folder), args.jobs, args.line_length, lines)
     else:
         for name in args.repos.split(","):
             with tempfile.TemporaryDirectory(prefix="nosync-prec-src-") as scratch:
                 raw = extract(Path(args.mirror), name, PINNED[name], Path(scratch))
-                units += collect_checkout(name.split("+", 1)[1], raw, args.jobs)
-    result = join(units, load_verdicts(Path(args.verdicts)))
+                units += collect_checkout(name.split("+", 1)[1], raw, args.jobs,
+                                          args.line_length, lines)
+    result = join(units, load_verdicts(Path(args.verdicts))) | {"lines": lines}
     print(f"{result['units']} rewrites")
     print(f"{'group':<24} {'correct':>7} {'wrong':>5} {'judged':>6} {'unjudged':>8} precision")
     for group, row in result["precision"].items():
         shown = "-" if row["precision"] is None else f"{row['precision']:.3f}"
         print(f"{group:<24} {row['correct']:>7} {row['wrong']:>5} {row['judged']:>6} "
               f"{row['unjudged']:>8} {shown}")
+    for repo, info in lines.items():
+        print(f"{repo}: line length {info['line_length']} ({info['from']}); "
+              f"{len(info['over'])} added lines longer")
+        for item in info["over"]:
+            print(f"  {item['tier']} {item['path']}:{item['near']} {item['length']} characters")
     for item in result["wrong"]:
         print(f"WRONG {item['rule']} {item['tier']} {item['repo']}/{item['path']}:{item['line']}"
               f" {item['key']}: {item['reason']}")

@@ -8,6 +8,9 @@ Each case is
   <case>.findings     the expected findings in the input, one per line:
                       ``LINE:COL CODE FIX`` with FIX one of safe, unsafe, none
                       (empty file: no findings)
+  <case>.messages     optional: the findings' full messages, one per line,
+                      ``LINE:COL CODE MESSAGE`` (pins wording that must fit the code
+                      it points at: "every step" or "every N steps", device or CPU)
 
 By default only the folder's rule is selected. Set NOSYNC_UPDATE_GOLDEN=1 to
 write the .out.py and .findings files from the current behaviour (then review
@@ -38,6 +41,10 @@ class Case:
     @property
     def findings(self) -> Path:
         return self.input.with_name(self.name + ".findings")
+
+    @property
+    def messages(self) -> Path:
+        return self.input.with_name(self.name + ".messages")
 
     def settings(self) -> Settings:
         text = self.input.read_text(encoding="utf-8")
@@ -82,4 +89,9 @@ def format_findings(findings) -> str:  # type: ignore[no-untyped-def]
     for f in findings:
         fix = f.fix.applicability.value if f.fix is not None else "none"
         lines.append(f"{f.line}:{f.column} {f.code} {fix}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def format_messages(findings) -> str:  # type: ignore[no-untyped-def]
+    lines = [f"{f.line}:{f.column} {f.code} {' '.join(f.message.split())}" for f in findings]
     return "\n".join(lines) + ("\n" if lines else "")

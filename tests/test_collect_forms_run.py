@@ -135,11 +135,69 @@ ARRAYS = """
 """
 
 
-def test_whole_tensor_forms() -> None:
+def test_whole_tensor_forms_are_reported_not_collected() -> None:
+    """Regression (timm's inference loop, a diffusers video pipeline): `.cpu()` and
+    `.numpy()` copies of whole outputs kept on the device until the loop ends hold the
+    whole loop's outputs in device memory; the original freed each step's device copy."""
+    result = fix_code(textwrap.dedent(ARRAYS), select=["NSY202"], unsafe_fixes=True,
+                      all_paths=True)
+    assert result.fixed == textwrap.dedent(ARRAYS)
+    messages = [f.message for f in result.findings]
+    assert len(messages) == 2 and all(
+        "device memory until the loop ends" in m and "non_blocking=True" in m
+        and "collect the tensors" not in m for m in messages), messages
+
+
+REDUCED = """
+    import torch
+
+    def run(batches):
+        sums, peaks = [], []
+        for batch in batches:
+            out = torch.as_tensor(batch) * 2
+            sums.append(out.sum().cpu())
+            peaks.append(out.amax().detach().cpu().numpy())
+        return sums, peaks
+"""
+
+
+def test_reduced_tensor_forms() -> None:
     generator = torch.Generator().manual_seed(3)
     batches = [torch.rand(4, 3, generator=generator) for _ in range(5)]
     batches.append(torch.rand(1, 3, generator=generator))
-    check(ARRAYS, batches, unsafe=True)
+    fixed = check(REDUCED, batches, unsafe=True)
+    assert 'sums = to_host(sums, "cpu")' in fixed and 'peaks = to_host(peaks, "numpy")' in fixed
+
+
+GENERATE = """
+    import torch
+
+    def run(logits, stop):
+        tokens = []
+        token = logits[0].argmax()
+        tokens.append(token.item())
+        for row in logits[1:]:
+            if token.item() in stop:
+                break
+            token = (row * 2).argmax()
+            tokens.append(token.item())
+        return tokens
+"""
+
+
+def test_value_read_again_by_the_loop_is_left_alone() -> None:
+    """Regression (torchtune's generate loops): the next pass reads the same token in the
+    stop test, so the host waits for it every iteration anyway; a device copy per token
+    and one transfer after the loop would only add work."""
+    source = textwrap.dedent(GENERATE)
+    result = fix_code(source, select=["NSY202"], unsafe_fixes=True, all_paths=True)
+    assert result.fixed == source
+    (finding,) = result.findings
+    assert "`token` is read on the host again in this loop (line 9" in finding.message
+    assert finding.fix is None
+    # Without the stop test the same collection is fixed, and runs the same.
+    check(GENERATE.replace("            if token.item() in stop:\n                break\n", ""),
+          torch.rand(6, 5, generator=torch.Generator().manual_seed(4)), (), unsafe=True)
 
 
 def test_to_host_keeps_host_values_and_subclasses_one_by_one() -> None:

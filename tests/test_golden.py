@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from golden import cases, format_findings
+from golden import cases, format_findings, format_messages
 from nosync_fix.engine import process_source
 from nosync_fix.rules import all_rules
 
@@ -31,6 +31,11 @@ def test_golden(case) -> None:
             case.output.unlink()
     assert case.findings.exists(), f"{case}: missing {case.findings.name}"
     assert found == case.findings.read_text(encoding="utf-8"), "findings differ"
+    if case.messages.exists():  # optional: written by the update only where it exists
+        messages = format_messages(checked.findings)
+        if UPDATE:
+            case.messages.write_text(messages, encoding="utf-8")
+        assert messages == case.messages.read_text(encoding="utf-8"), "messages differ"
     expected = case.output.read_text(encoding="utf-8") if case.output.exists() else source
     assert fixed.fixed == expected, "fixed source differs"
     compile(fixed.fixed, str(case.output), "exec")

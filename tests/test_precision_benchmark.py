@@ -70,3 +70,43 @@ def test_strict_exits_non_zero_when_unjudged(tmp_path: Path) -> None:
     args = ["--checkout", f"demo={checkout}", "--verdicts", str(empty)]
     assert precision.main(args + ["--strict"]) == 1
     assert precision.main(args) == 0
+
+
+def test_each_code_base_is_fixed_with_its_own_line_length(tmp_path: Path) -> None:
+    ruff = tmp_path / "ruff"
+    ruff.mkdir()
+    (ruff / "pyproject.toml").write_text("[tool.ruff]\nline-length = 119\n", encoding="utf-8")
+    flake8 = tmp_path / "flake8"
+    flake8.mkdir()
+    (flake8 / ".flake8").write_text("[flake8]\nmax-line-length = 120\n", encoding="utf-8")
+    (flake8 / "pyproject.toml").write_text("[tool.black]\ntarget-version = ['py38']\n",
+                                           encoding="utf-8")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert precision.configured_line_length(ruff)[0] == 119
+    assert precision.configured_line_length(flake8) == (120, ".flake8 [flake8] max-line-length")
+    assert precision.configured_line_length(bare)[0] == 88
+
+
+def test_added_lines_longer_than_the_code_base_allows_are_listed(tmp_path: Path) -> None:
+    # A NSY304 rewrite of a long constant message: one line at 119, split at 88.
+    body = ('import logging\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n'
+            'class Net(torch.nn.Module):\n    def forward(self, x):\n'
+            '        if x.shape[0] > 1:\n            logger.info("Forward the upsample size to '
+            'force the output size.")\n        return x * 2\n\n\n'
+            'net = torch.compile(Net())\n')
+    checkout = tmp_path / "c"
+    checkout.mkdir()
+    (checkout / "model.py").write_text(body, encoding="utf-8")
+    afters = {}
+    for length in (88, 119, 60):
+        lines: dict = {}
+        (unit,) = precision.collect_checkout("demo", checkout, 1, length, lines)
+        afters[length] = unit.after
+        assert lines["demo"]["line_length"] == length
+        over = lines["demo"]["over"]
+        if length == 60:  # the string alone is longer: listed, with its length
+            assert over and all(item["length"] > 60 for item in over)
+        else:
+            assert not over
+    assert len(afters[119].splitlines()) == 1 < len(afters[88].splitlines())

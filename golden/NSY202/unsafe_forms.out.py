@@ -8,8 +8,7 @@ def collect(model, loader):
     labels = []
     for batch in loader:
         out = model(batch["x"])
-        outputs.append(out.detach().clone())
+        outputs.append(out.cpu())
         labels.append(batch["y"].detach().clone())
-    outputs = to_host(outputs, "cpu")
     labels = to_host(labels, "extend")
     return outputs, labels

@@ -16,6 +16,7 @@ from ._device import is_fresh
 from ._helpers import detached, method_call, short, statement
 from ._hoist import exception_exposure, runs_inline
 from ._host import certainly_on_host
+from ._scalars import is_scalar_shaped
 from .base import Rule
 
 #: Builtins and library roots that read a list without keeping a reference to it.
@@ -51,6 +52,10 @@ class _Plan:
     rewrite: Rewrite | None
     why_not: str = ""
     collects: list[_Collect] = field(default_factory=list)
+    #: The advice to collect on the device is itself wrong for this list (the loop reads
+    #: the value on the host anyway, or the tensors are large): the finding says only why
+    #: the line is left as it is.
+    left_alone: bool = False
 
 
 class CollectOnDevice(Rule):
@@ -60,7 +65,8 @@ class CollectOnDevice(Rule):
     `losses.append(loss.item())`, `losses.append(float(loss))`,
     `preds.extend(out.argmax(1).tolist())`, `preds += out.argmax(1).tolist()`,
     `outputs.append(out.cpu().numpy())`, `outputs.append(out.detach().cpu())` —
-    and appends the detached device tensors instead. After the loop the list is
+    and appends the detached device tensors instead (for `.cpu()` and `.numpy()`
+    copies: of 0-dim tensors only; see Fix safety). After the loop the list is
     converted once into exactly the Python objects the original built: a list
     of floats (or ints, or bools, as `.item()` gives them), a flat list of
     numbers, a list of numpy arrays, a list of CPU tensors.
@@ -129,12 +135,28 @@ class CollectOnDevice(Rule):
     loop, not at the step that made it. A list that also gets host values is
     reported instead (the expression must not apply to them).
 
+    Left alone (reported with the reason, no fix) when the loop reads the
+    collected value on the host anyway: the same variable is read (`.item()`,
+    `int()`, `bool()`, `.tolist()`, a comparison or its truth) in the test of an
+    `if` or `while` in the loop, as a generation loop's stop test reads the token
+    it appends, on this pass or the next. Every iteration then waits for that
+    value, and a device copy per step plus a transfer after the loop only adds
+    work. A test that runs only every N steps (under `if step % N == 0:`) does not
+    count: the other steps no longer wait.
+
+    `.cpu()`, `.to("cpu")` and `.numpy()` copies are collected only for tensors
+    known to be 0-dim (a loss, a full reduction such as `out.sum()`); whole
+    tensors (logits, features, decoded images) are reported instead, with no
+    fix: kept on the device until the loop ends they would hold the whole loop's
+    outputs in device memory, where the original freed each step's device copy,
+    and a long evaluation loop could run out of memory. The finding suggests a
+    non-blocking copy (`.to("cpu", non_blocking=True)`, synchronized once before
+    the list is read) or moving the tensors to the host in chunks.
+
     Safe when the value is certainly a tensor and what is collected is a Python
     number or list (`.item()`, `float()`, `.tolist()`). Unsafe when it is only
-    likely to be a tensor, and always for `.cpu()` and `.numpy()`: those collect
-    whole tensors (logits, features), which then stay in device memory until the
-    loop ends, where the original freed each step's copy; a long evaluation
-    loop can run out of device memory. `.cpu()` without `.detach()` differs too:
+    likely to be a tensor, and always for `.cpu()` and `.numpy()` of 0-dim
+    tensors. `.cpu()` without `.detach()` differs too:
     the original list holds tensors that may require grad, the fixed one holds
     detached tensors. On the CPU,
     `.cpu()` and `.numpy()` return the tensor's own memory, so later in-place
@@ -143,9 +165,9 @@ class CollectOnDevice(Rule):
 
     ## When not to apply
     The tensors stay on the device until the loop ends: one small tensor per
-    step for `.item()`, the whole batch output for `.cpu().numpy()`. For loops
-    of millions of steps, or large outputs, convert in chunks every N steps
-    instead.
+    step for `.item()`, a row of numbers per step for `.tolist()`. For loops of
+    millions of steps, or `.tolist()` of large outputs, convert in chunks every
+    N steps instead.
     """
 
     code = "NSY202"
@@ -261,14 +283,25 @@ class CollectOnDevice(Rule):
         if loop is None:
             return
         what = short(collect.node)
-        message = (f"`{what}` copies a device value to the host every step; collect the "
+        when = self.analysis.loops.every_step(collect.node)
+        message = (f"`{what}` copies a device value to the host {when}; collect the "
                    "tensors and convert once after the loop")
+        # This collect's own reason to be left alone comes first: other reasons for no fix
+        # (the list is read in the loop) would come with advice that does not fit it.
+        own = self._read_again([collect], loop) or self._large([collect])
+        if own is not None:
+            self.report(collect.node, f"`{what}` copies a device value to the host {when}; "
+                                      f"left as it is: {own}")
+            return
         if not isinstance(receiver, cst.Name):
             self.report(collect.node, message + " (no automatic fix: the list is not a local "
                                                 "variable)")
             return
         plan = self._plan(receiver, loop)
-        if plan.rewrite is None:
+        if plan.left_alone:
+            message = f"`{what}` copies a device value to the host {when}; left as it is: " \
+                      f"{plan.why_not}"
+        elif plan.rewrite is None:
             message += f" (no automatic fix: {plan.why_not})"
         self.report(collect.node, message, plan.rewrite)
 
@@ -315,6 +348,9 @@ class CollectOnDevice(Rule):
                 collects.append(found)
         if not collects:
             return _Plan(None, "nothing to collect")
+        why_not = self._read_again(collects, loop) or self._large(collects)
+        if why_not is not None:
+            return _Plan(None, why_not, left_alone=True)
         forms = {c.form for c in collects}
         if len(forms) != 1:
             return _Plan(None, f"`{name}` is filled with different kinds of values")
@@ -338,8 +374,8 @@ class CollectOnDevice(Rule):
 
         rewrite = Rewrite(f"Collect device tensors in `{name}`; convert them once after the "
                           "loop")
-        # Whole tensors kept on the device until the loop ends (`.cpu()`, `.numpy()`) can
-        # hold a whole epoch of outputs there where the original freed each step's copy.
+        # `.cpu()` / `.numpy()` of 0-dim tensors only (`_large`): whole tensors kept on the
+        # device until the loop ends could hold a whole epoch of outputs there.
         if apply is not None:
             # The host function now runs after the loop: an error it raises (`math.exp`
             # overflows, `math.log(0)`) comes after the loop's other work, not at its step.
@@ -373,6 +409,103 @@ class CollectOnDevice(Rule):
         rewrite = names.imports(rewrite, {"to_host"})
         rewrite = rewrite.insert_after(loop, [statement(code)])
         return _Plan(rewrite, collects=collects)
+
+    def _read_again(self, collects: list[_Collect], loop: cst.For | cst.While) -> str | None:
+        """Why collecting saves nothing: a collected tensor's name is read on the host by
+        the test of an `if` or `while` in the same loop (`if token.item() in stop: break`
+        before `tokens.append(token.item())`, that pass's or the next one's value), so every
+        iteration still waits for that value; keeping a device copy of it only adds work."""
+        names = {n for c in collects for n in self._tensor_names(c.tensor)}
+        if not names:
+            return None
+        for test in _tests(loop):
+            if self.analysis.loops.periodic(test):
+                continue  # read every N steps: collecting saves the other steps' waits
+            found = self._host_use_of(test, names)
+            if found is not None:
+                line = self.md.position(test)[0]
+                return (f"`{found}` is read on the host again in this loop (line {line}: "
+                        f"`{short(test)}`), so every iteration waits for it anyway; collecting "
+                        "it on the device would save nothing")
+        return None
+
+    def _tensor_names(self, tensor: cst.BaseExpression) -> set[str]:
+        """The variables a collected tensor expression is made from (not modules, not
+        attribute or method names)."""
+        found: set[str] = set()
+        analysis = self.analysis
+
+        class Names(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if analysis.kind(node) is not Kind.HOST:
+                    found.add(node.value)
+
+        tensor.visit(Names())
+        return found
+
+    def _host_use_of(self, test: cst.BaseExpression, names: set[str]) -> str | None:
+        """The name of ``names`` that ``test`` reads on the host, if any: in a read
+        (`.item()`, `int()`, `bool()`, `.tolist()`), compared (other than by `is`), or
+        tested for truth itself."""
+        rule = self
+
+        class Finder(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.found: str | None = None
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if self.found is not None or isinstance(node, cst.Lambda):
+                    return False
+                read = rule.analysis.host_read(node)
+                tensor = read.tensor if read is not None else _read_like(node)
+                if tensor is not None:
+                    hit = rule._tensor_names(tensor) & names
+                    if hit:
+                        self.found = sorted(hit)[0]
+                        return False
+                if isinstance(node, cst.Comparison):
+                    operands = [node.left] + [t.comparator for t in node.comparisons]
+                    if not all(isinstance(t.operator, (cst.Is, cst.IsNot))
+                               for t in node.comparisons):
+                        self.found = _operand_name(operands, names)
+                        if self.found is not None:
+                            return False
+                return True
+
+        if isinstance(test, cst.Name) and test.value in names:
+            return test.value
+        finder = Finder()
+        for part in _truth_operands(test):
+            if isinstance(part, cst.Name) and part.value in names:
+                return part.value
+            visit(part, finder)
+            if finder.found is not None:
+                return finder.found
+        return None
+
+    def _large(self, collects: list[_Collect]) -> str | None:
+        """Why whole tensors copied with `.cpu()`, `.to("cpu")` or `.numpy()` must not be
+        kept on the device: not known to be small (0-dim), they may be a batch's logits,
+        features or images, and the loop's whole output would then sit in device memory
+        until the loop ends where the original freed each step's device copy."""
+        for c in collects:
+            if c.form in ("cpu", "numpy") and not is_scalar_shaped(self.analysis, c.tensor):
+                return (f"`{short(c.tensor, 40)}` is not known to be small (0-dim), and "
+                        "collecting it on the device would hold every step's tensor in device "
+                        "memory until the loop ends (the original "
+                        "frees each step's device copy), which can run out of memory on a "
+                        "long loop; to stop waiting on each copy, copy with "
+                        "`.to(\"cpu\", non_blocking=True)` and synchronize once before the "
+                        "list is read, or move the tensors to the host in chunks every N steps")
+        return None
 
     def _use_in_loop(self, use: cst.CSTNode) -> _Collect | str | None:
         """What a reference to the list inside the loop does: a collect, "len", a "host"
@@ -571,6 +704,81 @@ def _names(expr: cst.CSTNode) -> list[cst.Name]:
 
     expr.visit(Names())
     return found
+
+
+def _tests(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
+    """The tests of the `if`, `elif` and `while` statements of a loop (its own `while`
+    test included), outside functions and classes defined in it."""
+    found: list[cst.BaseExpression] = []
+
+    class Tests(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            found.append(node.test)
+
+        def visit_While(self, node: cst.While) -> None:
+            found.append(node.test)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    loop.visit(Tests())
+    return found
+
+
+def _read_like(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The receiver of what reads like a host read whatever its type is known to be:
+    `x.item()`, `x.tolist()`, `int(x)`, `float(x)`, `bool(x)` (a loop test that may read
+    the collected value is enough to leave the collection alone)."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist") and (
+            not node.args):
+        return func.value
+    if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and len(
+            node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        return node.args[0].value
+    return None
+
+
+def _truth_operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The parts of a test whose truth Python asks for: `a and not b` gives a and b."""
+    if isinstance(test, cst.BooleanOperation):
+        return _truth_operands(test.left) + _truth_operands(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _truth_operands(test.expression)
+    return [test]
+
+
+#: What a tensor knows without its values: comparing these reads nothing from the device.
+_METADATA = frozenset({"shape", "ndim", "dtype", "device", "size", "numel", "dim",
+                       "requires_grad", "is_cuda", "is_leaf", "grad_fn", "layout", "names"})
+
+
+def _operand_name(operands: list[cst.BaseExpression], names: set[str]) -> str | None:
+    """The name of ``names`` that is a compared operand, or the base of one
+    (`token == eos`, `out.max() > 5`, `token[0] in stop`)."""
+    for operand in operands:
+        base, metadata = operand, False
+        while True:
+            if isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute):
+                base = base.func
+            elif isinstance(base, cst.Attribute):
+                metadata = metadata or base.attr.value in _METADATA
+                base = base.value
+            elif isinstance(base, cst.Subscript):
+                base = base.value
+            else:
+                break
+        if not metadata and isinstance(base, cst.Name) and base.value in names:
+            return base.value
+    return None
 
 
 def _to_cpu(call: cst.Call) -> bool:

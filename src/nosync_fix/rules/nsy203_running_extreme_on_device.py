@@ -205,7 +205,8 @@ class RunningExtremeOnDevice(Rule):
         loop = self.analysis.loops.enclosing_loop(update.node)
         if loop is None:
             return
-        message = (f"`{short(update.node)}` reads the device every step; keep the running "
+        when = self.analysis.loops.every_step(update.node)
+        message = (f"`{short(update.node)}` reads the device {when}; keep the running "
                    "extreme on the device (torch.where) and read it once")
         plan = self._plan(update, loop)
         if isinstance(plan, str):

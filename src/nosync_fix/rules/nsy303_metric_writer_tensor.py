@@ -172,7 +172,9 @@ class MetricWriterTensor(Rule):
                                   f"`{short(value)}`)")
                 return
         if found:
-            self.report(call, f"`{short(call)}` reads the device on every step; Lightning "
+            when = self.analysis.loops.every_step(call)
+            when = "on every step" if when == "every step" else when
+            self.report(call, f"`{short(call)}` reads the device {when}; Lightning "
                               "accepts the tensor", rewrite)
 
     def _defer(self, call: cst.Call, what: str) -> None:

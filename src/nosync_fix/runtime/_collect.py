@@ -61,8 +61,8 @@ def to_host(values: Sequence[Any], how: str) -> list[Any]:
     they are (for "extend": as one element).
 
     When every element is a tensor and they share dtype and device (and, for whole
-    tensors, the shape after the first dimension), they are joined with one
-    ``torch.cat`` and moved with one transfer; otherwise each is converted on its
+    tensors, the shape after the first dimension; 0-dim tensors are stacked), they are
+    joined with one ``torch.cat`` and moved with one transfer; otherwise each is converted on its
     own, exactly as the original did. Either way the result holds the same objects.
 
     Reading the device is the point of this function, so ``torch.compile`` does not
@@ -98,8 +98,14 @@ def _joined(values: list[torch.Tensor], how: str) -> list[Any] | None:
         if len({(v.dtype, v.device, v.shape) for v in values}) != 1:
             return None
         return torch.stack(values).tolist()
-    if len({(v.dtype, v.device, v.shape[1:]) for v in values}) != 1 or values[0].dim() == 0:
+    if len({(v.dtype, v.device, v.shape[1:]) for v in values}) != 1:
         return None
+    if values[0].dim() == 0:
+        if how == "extend":
+            return None  # `.tolist()` of a 0-dim tensor is a number: the original failed
+        # 0-dim copies (`loss.sum().cpu()`): stacked, moved once, one tensor each again.
+        parts = torch.stack(values).cpu().unbind()
+        return [p.numpy() if how == "numpy" else p.clone() for p in parts]
     if how == "extend":
         return torch.cat(values).tolist()
     parts = torch.cat(values).cpu().split([len(v) for v in values])
