@@ -122,6 +122,8 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         return False
     if isinstance(expr, cst.Name):
         value = single_binding_value(analysis, expr)
+        if isinstance(value, cst.Dict):
+            return _dict_on_host(analysis, expr, value, depth, explicit, reaching)
         if value is None:
             value = _iterated(analysis, expr)
         if value is None and reaching:
@@ -157,7 +159,89 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if isinstance(expr.func, cst.Attribute) and (
             call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
         return _made_on_host(analysis, expr.func.value, depth + 1, explicit, reaching)
+    if isinstance(expr.func, cst.Name):
+        definition = analysis.tensors._local_definition(expr.func)
+        if isinstance(definition, cst.FunctionDef):
+            return _returns_on_host(analysis, definition, depth, explicit, reaching)
     return False
+
+
+def _returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, depth: int,
+                     explicit: bool, reaching: bool) -> bool:
+    """Whether every value a function of this file returns is made on the host (at least
+    one ``return value``; no ``yield``): nanoGPT's ``estimate_loss()`` returns a dict of
+    ``torch.zeros(eval_iters).mean()``. A decorated function may return something else."""
+    if func.decorators and not all(
+            analysis.md.qualified_names(d.decorator.func if isinstance(
+                d.decorator, cst.Call) else d.decorator) & _TRANSPARENT_DECORATORS
+            for d in func.decorators):
+        return False
+    returns: list[cst.Return] = []
+    yields = [False]
+
+    class Returns(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            yields[0] = True
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    func.visit(Returns())
+    values = [r.value for r in returns if r.value is not None]
+    return bool(values) and not yields[0] and all(
+        _made_on_host(analysis, v, depth + 1, explicit, reaching) for v in values)
+
+
+#: Decorators that return the function they decorate, or one returning the same values.
+_TRANSPARENT_DECORATORS = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "functools.wraps",
+    "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode",
+})
+
+
+def _dict_on_host(analysis: ModuleAnalysis, name: cst.Name, display: cst.Dict, depth: int,
+                  explicit: bool, reaching: bool) -> bool:
+    """Whether a dict bound once (``out = {}``, ``out = {"a": x}``) holds only values made
+    on the host: each value of the display and each ``out[key] = value`` is, and the name
+    is used in no other way than those stores, loads of ``out[key]`` and ``return out``
+    (no ``out.update(...)``, no passing it on, no ``out[key] += ...``)."""
+    values: list[cst.BaseExpression] = []
+    for element in display.elements:
+        if not isinstance(element, cst.DictElement):
+            return False  # {**other}
+        values.append(element.value)
+    access = analysis.md.access(name)
+    if access is None:
+        return False
+    md = analysis.md
+    for referent in access.referents:
+        for use in referent.references:
+            node = use.node
+            parent = md.parent(node)
+            if isinstance(parent, cst.Return):
+                continue
+            if not (isinstance(parent, cst.Subscript) and parent.value is node):
+                return False
+            holder = md.parent(parent)
+            if isinstance(holder, cst.AssignTarget):
+                assign = md.parent(holder)
+                if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                    return False
+                values.append(assign.value)
+            elif isinstance(holder, (cst.AugAssign, cst.Del)) or isinstance(
+                    holder, cst.AnnAssign) and holder.target is parent:
+                return False
+    return bool(values) and all(
+        _made_on_host(analysis, v, depth + 1, explicit, reaching) for v in values)
 
 
 def _host_operands(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int,
