@@ -765,7 +765,7 @@ def main() -> int:
     share = total["covered"] / total["lines"] if total["lines"] else 1.0
     print(f"\n{total['programs']} programs: {total['covered']}/{total['lines']} hot lines "
           f"that read the device have a finding or need none ({share:.1%}): "
-          f"{total['lines'] - total['covered'] - total['host'] - total['library']} "
+          f"{total['covered'] - total['host'] - total['library']} "
           f"with a finding; not a device read: {total['host']} proven host-only (read only "
           f"tensors made on the host), {total['library']} read only inside torch library "
           f"code; {total['lines'] - total['covered']} silent; "

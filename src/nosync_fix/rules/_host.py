@@ -456,3 +456,62 @@ def is_host_buffer(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
                                                                               value)):
         return True
     return _made_on_host(analysis, value, 0)
+
+
+def loaded_to_device(analysis: ModuleAnalysis, name: cst.Name) -> str | None:
+    """The text of a binding of ``name`` (in its scope) whose value is cut from what
+    ``torch.load(..., map_location=X)`` returns, ``X`` not the CPU: ``best_val_loss =
+    checkpoint['best_val_loss']`` with ``checkpoint = torch.load(path,
+    map_location=device)``. ``map_location`` moves every tensor loaded to ``X``; None when
+    there is no such binding."""
+    access = analysis.md.access(name)
+    if access is None or access.scope is None:
+        return None
+    md = analysis.md
+    for assignment in access.scope.assignments[name.value]:
+        target = getattr(assignment, "node", None)
+        holder = md.parent(target) if target is not None else None
+        assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        if not isinstance(assign, cst.Assign):
+            continue
+        value: cst.BaseExpression = assign.value
+        if not isinstance(value, (cst.Subscript, cst.Attribute)):
+            continue
+        while isinstance(value, (cst.Subscript, cst.Attribute)):
+            value = value.value
+        loads = [value] if isinstance(value, cst.Call) else _bound_values(analysis, value)
+        if any(_loads_to_device(analysis, load) for load in loads):
+            return md.code(assign).strip()
+    return None
+
+
+def _bound_values(analysis: ModuleAnalysis, name: cst.BaseExpression) -> list[cst.Call]:
+    """The calls bound to ``name`` by plain assignments in its scope (any of them)."""
+    access = analysis.md.access(name) if isinstance(name, cst.Name) else None
+    if access is None or access.scope is None:
+        return []
+    calls = []
+    for assignment in access.scope.assignments[name.value]:  # type: ignore[attr-defined]
+        holder = analysis.md.parent(getattr(assignment, "node", None))
+        assign = analysis.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call):
+            calls.append(assign.value)
+    return calls
+
+
+def _loads_to_device(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """``torch.load(path, map_location=device)`` with a device that may not be the CPU: a
+    name or attribute (``device``, ``args.device``), a string or ``torch.device(...)`` other
+    than the CPU. A callable (``lambda storage, loc: storage``) is not counted."""
+    if "torch.load" not in analysis.md.qualified_names(call.func):
+        return False
+    location = keyword_arg(call, "map_location")
+    if location is None:
+        args = positional_args(call)
+        location = args[1] if len(args) > 1 else None
+    if isinstance(location, (cst.Name, cst.Attribute)):
+        return location.value != "None" if isinstance(location, cst.Name) else True
+    if isinstance(location, cst.SimpleString) or isinstance(location, cst.Call) and (
+            analysis.md.qualified_names(location.func) & {"torch.device"}):
+        return not _is_cpu(analysis, location)
+    return False

@@ -13,7 +13,7 @@ from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
 from ._helpers import short
-from ._host import certainly_on_host, host_only, host_transfer
+from ._host import certainly_on_host, host_only, host_transfer, loaded_to_device
 from .base import Rule
 
 #: What each kind of read does, for the message.
@@ -91,7 +91,11 @@ class UnhandledHostRead(Rule):
     the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
     (`if t:`, `x if t else y`, `assert t`), a tensor formatted into text
     (`f"{t:.3f}"`, `"{:.3f}".format(t)`, `"%.3f" % t`) and an assignment
-    through a boolean mask (`x[mask] = 0`). The message says what the read is
+    through a boolean mask (`x[mask] = 0`). A comparison of a tensor with a
+    name that may hold a tensor loaded onto the device counts too (`if score <
+    best:` with `best = state["best"]` and `state = torch.load(path,
+    map_location=device)`): a CPU tensor met by a device one is compared on the
+    device. The message says what the read is
     and why no fix is offered: its result is never used, it is handed to a call nosync-fix does
     not know (`logger.warning_once(...)`, a helper of your own), it is returned,
     or no rule recognises how its value is used.
@@ -167,6 +171,8 @@ class UnhandledHostRead(Rule):
         self._seen: set[int] = set()
         #: Reads of values only plausibly tensors (``.item()`` beside numpy).
         self._uncertain: set[int] = set()
+        #: Comparisons with a value that may be loaded onto the device: (name, binding).
+        self._loaded: dict[int, tuple[str, str]] = {}
 
     # -- collecting the reads ----------------------------------------------------------------
 
@@ -302,8 +308,32 @@ class UnhandledHostRead(Rule):
             self._condition(test.left)
             self._condition(test.right)
             return
-        if self.analysis.kind(test) is Kind.TENSOR:
+        loaded = self._compared_with_loaded(test) if isinstance(test, cst.Comparison) and (
+            id(test) not in self._seen and self.analysis.is_hot(test)) else None
+        if loaded is not None:
+            # not host-only: one operand may be on the device (see _compared_with_loaded)
+            self._seen.add(id(test))
+            self._loaded[id(test)] = loaded
+            self.sites.append((test, "condition"))
+        elif self.analysis.kind(test) is Kind.TENSOR:
             self._site(test, "condition")
+
+    def _compared_with_loaded(self, test: cst.Comparison) -> tuple[str, str] | None:
+        """``losses['val'] < best_val_loss`` (nanoGPT): one operand is certainly a tensor (a
+        CPU one, so the comparison makes a tensor and the test reads it), and another is a
+        name one of whose bindings comes from ``torch.load(..., map_location=device)``
+        (``best_val_loss = checkpoint['best_val_loss']``), which puts the tensors it loads
+        on that device: then the comparison runs there and the test waits for it. The
+        operand's name and the binding's text, for the message; None otherwise."""
+        operands = [test.left, *(c.comparator for c in test.comparisons)]
+        if not any(certainly_on_host(self.analysis, o) for o in operands):
+            return None
+        for operand in operands:
+            if isinstance(operand, cst.Name):
+                binding = loaded_to_device(self.analysis, operand)
+                if binding is not None:
+                    return operand.value, binding
+        return None
 
     def _inside(self, node: cst.CSTNode, reported: set[int]) -> bool:
         """Whether ``node`` lies in a node already reported (sites are expressions: only
@@ -348,6 +378,13 @@ class UnhandledHostRead(Rule):
                          f"have `.{how}()` too)")
             why = ("read the number once before the `if` and use it in both places"
                    if test is not None else self._why(node, how))
+            if id(node) in self._loaded:
+                name, binding = self._loaded[id(node)]
+                what = (f"compares a tensor with `{name}`, which may hold a tensor loaded "
+                        f"onto the device (`{binding}`)")
+                why = (f"when `{name}` comes from that load, the comparison runs on the "
+                       f"device; convert it to a number where it is loaded "
+                       f"(`float(...)`), or keep it on the host")
             self.report(node, f"`{short(node)}` {what} {where}: {cost}. No fix is "
                               f"offered: {why}")
 
