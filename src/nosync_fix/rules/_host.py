@@ -515,3 +515,120 @@ def _loads_to_device(analysis: ModuleAnalysis, call: cst.Call) -> bool:
             analysis.md.qualified_names(location.func) & {"torch.device"}):
         return not _is_cpu(analysis, location)
     return False
+
+
+def iterated_tensor(analysis: ModuleAnalysis, name: cst.Name) -> tuple[str, str] | None:
+    """When ``name`` is bound only as the element of a loop over a tensor that the analysis
+    does not type itself, (the tensor's text, the evidence that it is one); else None.
+
+    The loop is ``for w in X``, ``for i, w in enumerate(X)`` or ``reversed(X)`` (a ``for``
+    statement or a comprehension), and the evidence one of:
+
+    * ``X`` is a parameter of a function of this file that is only ever called, with a
+      tensor in that place at every call (``poly_desc(fc.weight.view(-1), fc.bias)``), and
+      not only with tensors made on the host;
+    * ``X`` is bound once to ``model.generate(...)`` or an index of it, ``model`` a module
+      (``model.eval()`` or ``model.train()`` is called on it; tensors have neither):
+      ``generate`` returns a tensor of token ids in Hugging Face models, nanoGPT and
+      minGPT.
+    """
+    access = analysis.md.access(name)
+    if access is None or access.scope is None:
+        return None
+    assignments = list(access.scope.assignments[name.value])
+    if len(assignments) != 1:
+        return None
+    md = analysis.md
+    node = getattr(assignments[0], "node", None)
+    holder = md.parent(node) if node is not None else None
+    position = None
+    if isinstance(holder, cst.Element):
+        target = md.parent(holder)
+        if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+            return None
+        position = 0 if target.elements[0] is holder else 1
+        holder = md.parent(target)
+        node = target
+    if not isinstance(holder, (cst.For, cst.CompFor)) or holder.target is not node:
+        return None
+    iterable = holder.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and len(
+            iterable.args) == 1 and iterable.args[0].keyword is None:
+        wrapper = iterable.func.value
+        if wrapper == "enumerate" and position == 1 or wrapper == "reversed" and (
+                position is None):
+            iterable = iterable.args[0].value
+        else:
+            return None
+    elif position is not None:
+        return None
+    if not isinstance(iterable, cst.Name) or analysis.kind(iterable) is not Kind.UNKNOWN:
+        return None
+    evidence = _tensor_by_call_sites(analysis, iterable) or _generated_ids(analysis, iterable)
+    return (iterable.value, evidence) if evidence else None
+
+
+def _tensor_by_call_sites(analysis: ModuleAnalysis, name: cst.Name) -> str:
+    """The evidence when ``name`` is a parameter of a function of this file that every
+    call passes a tensor (see :func:`iterated_tensor`); "" otherwise."""
+    md = analysis.md
+    access = md.access(name)
+    referents = list(access.referents) if access is not None else []
+    if len(referents) != 1:
+        return ""
+    holder = getattr(referents[0], "node", None)  # the Param itself
+    if not isinstance(holder, cst.Param) or holder.star or holder.default is not None:
+        return ""
+    params_node = md.parent(holder)
+    func = md.parent(params_node) if isinstance(params_node, cst.Parameters) else None
+    if not isinstance(func, cst.FunctionDef) or not any(
+            p is holder for p in params_node.params):
+        return ""
+    index = next(i for i, p in enumerate(params_node.params) if p is holder)
+    scope = md.scope(func)
+    if scope is None:
+        return ""
+    definitions = list(scope.assignments[func.name.value])
+    if len(definitions) != 1 or getattr(definitions[0], "node", None) is not func:
+        return ""
+    passed: list[cst.BaseExpression] = []
+    for use in definitions[0].references:
+        call = md.parent(use.node)
+        if not (isinstance(call, cst.Call) and call.func is use.node):
+            return ""  # passed on, stored, decorated...: other callers are unknown
+        argument = None
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                return ""
+            if arg.keyword is None and position == index or (
+                    arg.keyword is not None and arg.keyword.value == name.value):
+                argument = arg.value
+        if argument is None or analysis.kind(argument) is not Kind.TENSOR:
+            return ""
+        passed.append(argument)
+    if not passed or all(certainly_on_host(analysis, a) for a in passed):
+        return ""
+    shown = next(a for a in passed if not certainly_on_host(analysis, a))
+    return (f"every call of `{func.name.value}` passes a tensor there, "
+            f"`{md.code(shown).strip()}`")
+
+
+def _generated_ids(analysis: ModuleAnalysis, name: cst.Name) -> str:
+    """The evidence when ``name`` is bound once to ``model.generate(...)`` (or an index of
+    it), ``model`` a module of this file (see :func:`iterated_tensor`); "" otherwise."""
+    value = single_binding_value(analysis, name)
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "generate" and isinstance(value.func.value, cst.Name)):
+        return ""
+    model = value.func.value
+    access = analysis.md.access(model)
+    referents = list(access.referents) if access is not None else []
+    if not analysis.tensors.is_module(model) and not any(
+            isinstance(analysis.md.parent(use.node), cst.Attribute)
+            and analysis.md.parent(use.node).attr.value in ("eval", "train")  # type: ignore
+            for referent in referents for use in referent.references):
+        return ""
+    return (f"`{name.value}` comes from `{model.value}.generate(...)`, a tensor of token ids "
+            "for a module's generate")

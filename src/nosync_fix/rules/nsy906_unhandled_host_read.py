@@ -13,7 +13,7 @@ from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
 from ._helpers import short
-from ._host import certainly_on_host, host_only, host_transfer, loaded_to_device
+from ._host import certainly_on_host, host_only, host_transfer, iterated_tensor, loaded_to_device
 from .base import Rule
 
 #: What each kind of read does, for the message.
@@ -29,6 +29,7 @@ _WHAT = {
     "condition": "tests a device value for truth",
     "format": "formats a device value as text",
     "mask": "assigns through a boolean mask (the selected elements are counted first)",
+    "element": "",
 }
 #: Tensor methods that reduce to one number: formatting their result reads it.
 _REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "amax", "amin",
@@ -79,8 +80,10 @@ def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # ty
     return False
 
 
+_NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 #: The reads that also break a torch.compile graph (a copy to the host does not).
-_BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format"})
+_BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
+                     "element"})
 
 
 class UnhandledHostRead(Rule):
@@ -95,7 +98,12 @@ class UnhandledHostRead(Rule):
     name that may hold a tensor loaded onto the device counts too (`if score <
     best:` with `best = state["best"]` and `state = torch.load(path,
     map_location=device)`): a CPU tensor met by a device one is compared on the
-    device. The message says what the read is
+    device. So does converting or formatting each element of a tensor being
+    iterated (`for i, w in enumerate(W): "{:+.2f}".format(w)`) when the analysis
+    cannot type `W` itself but has evidence: `W` is a parameter of a function of
+    the file that every call passes a tensor (not only tensors made on the
+    host), or `W` is cut from `model.generate(...)` of a module: one read per
+    element, where `W.tolist()` before the loop reads once. The message says what the read is
     and why no fix is offered: its result is never used, it is handed to a call nosync-fix does
     not know (`logger.warning_once(...)`, a helper of your own), it is returned,
     or no rule recognises how its value is used.
@@ -173,6 +181,8 @@ class UnhandledHostRead(Rule):
         self._uncertain: set[int] = set()
         #: Comparisons with a value that may be loaded onto the device: (name, binding).
         self._loaded: dict[int, tuple[str, str]] = {}
+        #: Reads of the elements of an iterated tensor: (the tensor's text, the evidence).
+        self._elements: dict[int, tuple[str, str]] = {}
 
     # -- collecting the reads ----------------------------------------------------------------
 
@@ -185,6 +195,11 @@ class UnhandledHostRead(Rule):
         if read is not None:
             if not certainly_on_host(self.analysis, read.tensor):
                 self._site(node, read.how)
+            return
+        element = self._element_read(node)
+        if element is not None:
+            self._elements[id(node)] = element
+            self._site(node, "element")
             return
         how = host_transfer(self.analysis, node) or self._copy_of_unknown(node)
         if how is not None:
@@ -199,6 +214,23 @@ class UnhandledHostRead(Rule):
                 self.analysis, node.func.value):
             self._uncertain.add(id(node))
             self._site(node, call_name(node) or "item")
+
+    def _element_read(self, node: cst.Call) -> tuple[str, str] | None:
+        """``int(i)``, ``float(w)``, ``w.item()`` of an element ``i`` of a tensor being
+        iterated whose kind the analysis does not know (see :func:`iterated_tensor`)."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and len(
+                node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            value = node.args[0].value
+            if not self.md.qualified_names(func) & {f"builtins.{func.value}"}:
+                return None
+        elif isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
+            value = func.value
+        else:
+            return None
+        if not isinstance(value, cst.Name) or self.analysis.kind(value) is not Kind.UNKNOWN:
+            return None
+        return iterated_tensor(self.analysis, value)
 
     def _copy_of_unknown(self, node: cst.Call) -> str | None:
         """``x.cpu()`` / ``x.numpy()`` of a value of unknown kind in a torch module: these
@@ -293,6 +325,12 @@ class UnhandledHostRead(Rule):
         expected) a reduction of a value of unknown kind in a torch module without an
         array library counts too: ``f"{x.abs().max():.1f}"``."""
         kind = self.analysis.kind(value)
+        if spec and kind is Kind.UNKNOWN and isinstance(value, cst.Name):
+            element = iterated_tensor(self.analysis, value)
+            if element is not None:
+                self._elements[id(site or value)] = element
+                self._site(site or value, "element")
+                return
         if kind is Kind.TENSOR or spec and kind is Kind.UNKNOWN and (
                 isinstance(value, cst.Call) and call_name(value) in _REDUCTIONS
                 and not value.args and isinstance(value.func, cst.Attribute)
@@ -378,6 +416,19 @@ class UnhandledHostRead(Rule):
                          f"have `.{how}()` too)")
             why = ("read the number once before the `if` and use it in both places"
                    if test is not None else self._why(node, how))
+            if id(node) in self._elements:
+                iterated, evidence = self._elements[id(node)]
+                verb = "converts" if isinstance(node, cst.Call) and isinstance(
+                    node.func, cst.Name) else "reads" if isinstance(node, cst.Call) else (
+                    "formats")
+                self.report(node, (
+                    f"`{short(node)}` {verb} an element of `{iterated}` {where}, one read "
+                    f"per element: {evidence}, and iterating a tensor yields 0-dim "
+                    f"tensors; each {_NOUN[verb]} waits for the device, and torch.compile "
+                    f"breaks "
+                    f"the graph. No fix is offered: read it once before the loop, "
+                    f"`{iterated}.tolist()`, and iterate the list"))
+                continue
             if id(node) in self._loaded:
                 name, binding = self._loaded[id(node)]
                 what = (f"compares a tensor with `{name}`, which may hold a tensor loaded "
