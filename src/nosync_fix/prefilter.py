@@ -284,9 +284,7 @@ class _Scanner:
         self._tensors: MaybeTensors | None = None
         #: Names of functions registered as per-batch callbacks (HotPaths._batch_callbacks).
         self.callback_names = _batch_callback_names(tree) if "callback" in text else set()
-        #: Loop variables over a name that may be a tensor the analysis does not type
-        #: (``rules._host.iterated_tensor``): NSY906 reports their conversions and formats.
-        self.element_names = _element_names(tree)
+        self._element_names: set[str] | None = None
         #: Functions defined directly in a function that takes a forward (a decorator of
         #: forward methods, ``def rope_update(rope_forward)``): its wrapper and helpers.
         self.forward_wrappers: set[int] = set()
@@ -644,9 +642,9 @@ class _Scanner:
                 func.value, ast.Constant) and isinstance(func.value.value, str):
             # `"{:.3f}".format(t)` formats a tensor as `f"{t:.3f}"` does.
             if self.looks_for(Signal.OUTPUT, state) and any(
-                self.device(a) or isinstance(a, ast.Name) and a.id in self.element_names
-                for a in (*call.args, *(k.value for k in call.keywords))
-            ):
+                self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
+            ) or self.looks_for(Signal.OUTPUT, state) and any(
+                isinstance(a, ast.Name) and a.id in self.element_names for a in call.args):
                 self.signal(Signal.OUTPUT, state)
         elif name == "synchronize":
             self.signal(Signal.SYNC, state)
@@ -677,6 +675,15 @@ class _Scanner:
                    for q in self.tensors.qualified_names(call.func)) and self.device(
             call.args[0])
 
+    @property
+    def element_names(self) -> set[str]:
+        """Loop variables over a name that may be a tensor the analysis does not type
+        (``rules._host.iterated_tensor``): NSY906 reports their conversions and formats.
+        Computed when first asked (one more walk of the file)."""
+        if self._element_names is None:
+            self._element_names = _element_names(self.tree)
+        return self._element_names
+
     def _formats_element(self, text: ast.JoinedStr) -> bool:
         """``f"{w:.2f}"`` with ``w`` one of :attr:`element_names` (a format spec)."""
         return any(isinstance(v, ast.FormattedValue) and v.format_spec is not None
@@ -685,10 +692,10 @@ class _Scanner:
 
     def _is_read(self, call: ast.Call) -> bool:
         func = call.func
-        if len(call.args) == 1 and isinstance(call.args[0], ast.Name) and (
-                call.args[0].id in self.element_names) or isinstance(
-                func, ast.Attribute) and func.attr == "item" and isinstance(
-                func.value, ast.Name) and func.value.id in self.element_names:
+        if isinstance(func, ast.Name) and len(call.args) == 1 and isinstance(
+                call.args[0], ast.Name) and call.args[0].id in self.element_names or (
+                isinstance(func, ast.Attribute) and func.attr == "item" and isinstance(
+                func.value, ast.Name) and func.value.id in self.element_names):
             return True  # int(i), w.item() of an element (see element_names)
         if isinstance(func, ast.Attribute):
             if func.attr == "to":
