@@ -21,6 +21,8 @@ torch = pytest.importorskip("torch")
 from compile_support import GraphCounter, namespace  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 COUNT = textwrap.dedent("""
     import torch
 
