@@ -64,6 +64,7 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     tensors certainly in host memory, with at least one such tensor: tokenizer output,
     ``torch.zeros(n, device="cpu")``, ``out.cpu()``. Reading it waits for no device."""
     found = [False]
+    visiting: set[str] = set()
 
     def check(node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.BooleanOperation):
@@ -83,15 +84,53 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
         read = analysis.host_read(node)
         if read is not None:
             node = read.tensor
+        if isinstance(node, cst.Name) and node.value not in visiting:
+            # score = train_score + test_score: host when its operands are
+            value = single_binding_value(analysis, node)
+            if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+                visiting.add(node.value)
+                try:
+                    return check(value)
+                finally:
+                    visiting.discard(node.value)
         if analysis.kind(node) is Kind.TENSOR or _made_on_host(analysis, node, 0,
                                                                reaching=True):
             if not _made_on_host(analysis, node, 0, reaching=True):
                 return False
             found[0] = True
             return True
-        return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
-                                 cst.Attribute, cst.Subscript)) and \
-            analysis.kind(node) is Kind.HOST
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
+                             cst.Attribute, cst.Subscript)) and analysis.kind(node) is Kind.HOST:
+            return True
+        return isinstance(node, cst.Name) and bindings_host(node)
+
+    def bindings_host(name: cst.Name) -> bool:
+        """A name bound more than once (``top_score = 0``, later ``top_score = score``,
+        also through ``global``): host when every binding is a plain assignment of a
+        number or of a value ``check`` accepts."""
+        if name.value in visiting or len(visiting) > 8:
+            return False
+        access = analysis.md.access(name)
+        referents = list(access.referents) if access is not None else []
+        if len(referents) < 2:
+            return False
+        visiting.add(name.value)
+        try:
+            for referent in referents:
+                target = getattr(referent, "node", None)
+                holder = analysis.md.parent(target) if isinstance(target, cst.Name) else None
+                assign = analysis.md.parent(holder) if isinstance(
+                    holder, cst.AssignTarget) else None
+                if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                    return False
+                value = assign.value
+                if isinstance(value, cst.UnaryOperation):
+                    value = value.expression
+                if not isinstance(value, (cst.Integer, cst.Float)) and not check(value):
+                    return False
+            return True
+        finally:
+            visiting.discard(name.value)
 
     return check(expr) and found[0]
 
