@@ -283,7 +283,8 @@ class _Scanner:
             _compiled_functions(tree, text))
         self._tensors: MaybeTensors | None = None
         #: Names of functions registered as per-batch callbacks (HotPaths._batch_callbacks).
-        self.callback_names = _batch_callback_names(tree) if "callback" in text else set()
+        self.callback_names = _batch_callback_names(tree) if any(
+            f"{name}(" in text for name in T.CALLBACK_REGISTRATIONS) else set()
         self._element_names: set[str] | None = None
         #: Functions defined directly in a function that takes a forward (a decorator of
         #: forward methods, ``def rope_update(rope_forward)``): its wrapper and helpers.

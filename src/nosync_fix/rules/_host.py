@@ -210,6 +210,16 @@ def _returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, depth: int
     """Whether every value a function of this file returns is made on the host (at least
     one ``return value``; no ``yield``): nanoGPT's ``estimate_loss()`` returns a dict of
     ``torch.zeros(eval_iters).mean()``. A decorated function may return something else."""
+    memo = analysis.memo("_host.returns_on_host")
+    key = (id(func), explicit, reaching)
+    if key not in memo:
+        memo[key] = False  # a recursive call meets False: not proven
+        memo[key] = _compute_returns_on_host(analysis, func, depth, explicit, reaching)
+    return bool(memo[key])
+
+
+def _compute_returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, depth: int,
+                             explicit: bool, reaching: bool) -> bool:
     if func.decorators and not all(
             analysis.md.qualified_names(d.decorator.func if isinstance(
                 d.decorator, cst.Call) else d.decorator) & _TRANSPARENT_DECORATORS
