@@ -16,6 +16,15 @@ prints, per program and in total, the lines reading on hot paths, those with a f
 and the silent ones with their code and the kinds of read seen; exit status 1 when any
 line is silent.
 
+A line without a finding is **not a device read**, and counted as such (its own category,
+listed line by line as ``host`` or ``library`` and totalled, never dropped), only when
+the analysis proves it: every tensor it reads was made on the host (``torch.zeros(n)``
+without a device, ``.cpu()``, what is cut or iterated from those, and values returned
+through a local helper, e.g. a dict of such tensors; see ``_exempt`` and
+``nosync_fix.rules._host.certainly_on_host``), or the reads happen only inside torch
+library code the line calls (an LBFGS step). On the CPU such reads are counted, but an
+accelerator would not wait for them. A condition is never proven this way.
+
 The public scripts are not part of this repository: each is read from a local mirror of
 its repository (``--mirror``: folders ``owner+name/repo``, bare git repositories, as the
 session's fetch tool leaves them) at a pinned commit, copied into a temporary folder and
@@ -603,17 +612,28 @@ def static_lines(path: Path, read_lines: dict[int, dict[str, int]],
 
 
 def _exempt(analysis, nodes) -> str:  # type: ignore[no-untyped-def]
-    """Why the reads of a line are no syncs, when the analysis can tell: every read there
-    is of a tensor made on the host (``torch.tensor(list)[i].item()``), which the CPU run
-    counts but an accelerator would not wait for."""
+    """Why the reads of a line are no syncs, when the analysis can prove it: every read
+    there is of a tensor made on the host, which the CPU run counts but an accelerator
+    would not wait for. The reads looked at: the receivers of ``.item()`` and its
+    relatives (``torch.tensor(list)[i].item()``) and the values formatted into text
+    (``f"{losses['val']:.4f}"`` with ``losses`` a dict of CPU tensors returned by a helper
+    of the script: :func:`nosync_fix.rules._host.certainly_on_host` follows the helper's
+    returns); values of host kind beside them (``f"step {step}"``) read nothing. A
+    condition is not proven this way: its other operands may be device tensors."""
     import libcst as cst
 
+    from nosync_fix.analysis import Kind
     from nosync_fix.analysis.base import call_name
     from nosync_fix.rules._host import certainly_on_host
 
     receivers = [n.func.value for n in nodes if isinstance(n, cst.Call) and isinstance(
         n.func, cst.Attribute) and call_name(n) in ("item", "tolist", "numpy", "cpu")]
-    if receivers and all(certainly_on_host(analysis, r) for r in receivers):
+    formatted = [n.expression for n in nodes if isinstance(n, cst.FormattedStringExpression)
+                 and analysis.kind(n.expression) is not Kind.HOST]
+    if any(isinstance(n, (cst.Comparison, cst.BooleanOperation)) for n in nodes):
+        return ""
+    reads = receivers + formatted
+    if reads and all(certainly_on_host(analysis, r) for r in reads):
         return "reads a tensor made on the host (not a sync on an accelerator)"
     return ""
 
@@ -727,7 +747,8 @@ def main() -> int:
               f"finding{error}")
         for item in lines:
             if item["exempt"]:
-                print(f"    exempt {item['file']}:{item['line']}  {item['code'][:60]}  "
+                label = "library" if item["exempt"].startswith("library") else "host   "
+                print(f"    {label} {item['file']}:{item['line']}  {item['code'][:60]}  "
                       f"({item['exempt']})")
             elif not item["covered"]:
                 kinds = ", ".join(f"{k}×{n}" for k, n in sorted(item["kinds"].items()))
@@ -744,8 +765,10 @@ def main() -> int:
     share = total["covered"] / total["lines"] if total["lines"] else 1.0
     print(f"\n{total['programs']} programs: {total['covered']}/{total['lines']} hot lines "
           f"that read the device have a finding or need none ({share:.1%}): "
-          f"{total['host']} read only tensors made on the host, {total['library']} read only "
-          f"inside torch library code; {total['lines'] - total['covered']} silent; "
+          f"{total['covered'] - total['host'] - total['library']} "
+          f"with a finding; not a device read: {total['host']} proven host-only (read only "
+          f"tensors made on the host), {total['library']} read only inside torch library "
+          f"code; {total['lines'] - total['covered']} silent; "
           f"{total['cold']} more lines read {COLD_BUT_REPEATED}+ times where the analysis "
           "sees no hot path")
     if args.json:

@@ -172,6 +172,7 @@ def _hot(source: str, hot_functions: tuple[str, ...] = ()) -> Signal:
     "optimizer = 1\ndef f(x):\n    return x.item()\ng = torch.compile(f)\n",
     "values = [t.item() for t in ts]\n",
     "def __init__(self, loader):\n    def train_step(x):\n        return x.item()\n",
+    "def cb(trainer):\n    return trainer.loss.item()\ntrainer.set_callback('on_batch_end', cb)\n",
 ])
 def test_hot_regions(source: str) -> None:
     assert Signal.READ in _hot(source)
@@ -189,6 +190,7 @@ def test_hot_regions(source: str) -> None:
     # `optimizer` and `compiled` name no torch.compile
     "import torch\noptimizer = torch.optim.SGD([])\ndef f(x):\n    return x.item()\n"
     "g = optimizer(f)\ncompiled = torch.jit.script(f)\n",
+    "def cb(trainer):\n    return trainer.loss.item()\ntrainer.set_callback('on_epoch_end', cb)\n",
 ])
 def test_cold_regions(source: str) -> None:
     assert Signal.READ not in _hot(source)
@@ -386,3 +388,14 @@ def test_traced_output_needs_an_output_call_that_forward_reaches(body: str,
                                                                  traced: bool) -> None:
     source = _MODEL_HEAD + body
     assert (Signal.TRACED_OUTPUT in scan(parse(source), source).anywhere) is traced
+
+
+@pytest.mark.parametrize(("event", "hot"), [
+    ("on_batch_end", True), ("on_train_batch_start", True), ("on_step_end", True),
+    ("on_iteration", True), ("on_epoch_end", False), ("on_train_end", False),
+    ("on_batch_epoch_end", False),
+])
+def test_per_batch_events(event: str, hot: bool) -> None:
+    from nosync_fix.analysis import _tables
+
+    assert _tables.is_per_batch_event(event) is hot

@@ -21,7 +21,8 @@ tests; comprehension elements, conditions and inner loops; the whole of a
 function named ``forward`` in a class with bases, ``*_step``, a configured hot
 function, a function defined directly in a function with a ``*forward*`` parameter
 (a decorator of forward methods), or a function decorated with or passed to
-``torch.compile`` (or ``torch._dynamo.optimize``). Not hot: the inside of ``__init__`` and the other
+``torch.compile`` (or ``torch._dynamo.optimize``), or a function registered as a
+per-batch callback (by name). Not hot: the inside of ``__init__`` and the other
 set-up functions, collate functions, and the loader methods of classes named
 ``*Dataset``/``*Sampler`` (or with such a base), unless a hot function is
 nested in them. Guards such as ``if not torch.compiler.is_compiling():`` are
@@ -281,6 +282,10 @@ class _Scanner:
         self.compiled_names, self.compiled_definitions, self.compile_aliases = (
             _compiled_functions(tree, text))
         self._tensors: MaybeTensors | None = None
+        #: Names of functions registered as per-batch callbacks (HotPaths._batch_callbacks).
+        self.callback_names = _batch_callback_names(tree) if any(
+            f"{name}(" in text for name in T.CALLBACK_REGISTRATIONS) else set()
+        self._element_names: set[str] | None = None
         #: Functions defined directly in a function that takes a forward (a decorator of
         #: forward methods, ``def rope_update(rope_forward)``): its wrapper and helpers.
         self.forward_wrappers: set[int] = set()
@@ -479,6 +484,7 @@ class _Scanner:
         name = node.name
         if (name in self.hot_functions or name in self.compiled_names
                 or id(node) in self.compiled_definitions or id(node) in self.forward_wrappers
+                or name in self.callback_names
                 or (name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX)):
             return _HOT
         if T.is_cold_function_name(name):
@@ -543,9 +549,9 @@ class _Scanner:
                     stack.append((current.value, where))  # type: ignore[attr-defined]
                     continue
             elif kind is ast.JoinedStr:
-                if self.looks_for(Signal.OUTPUT, where) and self.device(
+                if self.looks_for(Signal.OUTPUT, where) and (self.device(
                     current  # type: ignore[arg-type]
-                ):
+                ) or self._formats_element(current)):  # type: ignore[arg-type]
                     self.signal(Signal.OUTPUT, where)
             elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
                 current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
@@ -638,7 +644,8 @@ class _Scanner:
             # `"{:.3f}".format(t)` formats a tensor as `f"{t:.3f}"` does.
             if self.looks_for(Signal.OUTPUT, state) and any(
                 self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
-            ):
+            ) or self.looks_for(Signal.OUTPUT, state) and any(
+                isinstance(a, ast.Name) and a.id in self.element_names for a in call.args):
                 self.signal(Signal.OUTPUT, state)
         elif name == "synchronize":
             self.signal(Signal.SYNC, state)
@@ -669,8 +676,28 @@ class _Scanner:
                    for q in self.tensors.qualified_names(call.func)) and self.device(
             call.args[0])
 
+    @property
+    def element_names(self) -> set[str]:
+        """Loop variables over a name that may be a tensor the analysis does not type
+        (``rules._host.iterated_tensor``): NSY906 reports their conversions and formats.
+        Computed when first asked (one more walk of the file)."""
+        if self._element_names is None:
+            self._element_names = _element_names(self.tree)
+        return self._element_names
+
+    def _formats_element(self, text: ast.JoinedStr) -> bool:
+        """``f"{w:.2f}"`` with ``w`` one of :attr:`element_names` (a format spec)."""
+        return any(isinstance(v, ast.FormattedValue) and v.format_spec is not None
+                   and isinstance(v.value, ast.Name) and v.value.id in self.element_names
+                   for v in text.values)
+
     def _is_read(self, call: ast.Call) -> bool:
         func = call.func
+        if isinstance(func, ast.Name) and len(call.args) == 1 and isinstance(
+                call.args[0], ast.Name) and call.args[0].id in self.element_names or (
+                isinstance(func, ast.Attribute) and func.attr == "item" and isinstance(
+                func.value, ast.Name) and func.value.id in self.element_names):
+            return True  # int(i), w.item() of an element (see element_names)
         if isinstance(func, ast.Attribute):
             if func.attr == "to":
                 return _names_cpu(call)
@@ -706,6 +733,58 @@ class _Scanner:
             return False
         return any(isinstance(p, ast.Name) and p.id in names for p in parts) and any(
             self._reads_in(p) for p in parts if not (isinstance(p, ast.Name) and p.id in names))
+
+
+def _element_names(tree: ast.Module) -> set[str]:
+    """Names bound as the element of a loop over a name (``for w in X``, ``for i, w in
+    enumerate(X)``, ``reversed(X)``, also in comprehensions), ``X`` a parameter of a
+    function of the file or bound to an index of a ``.generate(...)`` call: a superset of
+    the elements ``rules._host.iterated_tensor`` finds."""
+    parameters: set[str] = set()
+    generated: set[str] = set()
+    loops: list[tuple[ast.expr, ast.expr]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            parameters.update(a.arg for a in (*args.posonlyargs, *args.args,
+                                              *args.kwonlyargs))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            loops.append((node.target, node.iter))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            value = node.value
+            while isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+                    value.func.attr == "generate"):
+                generated.add(node.targets[0].id)
+    names: set[str] = set()
+    for target, iterable in loops:
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and (
+                iterable.func.id in ("enumerate", "reversed")) and len(iterable.args) == 1:
+            iterable = iterable.args[0]
+        if not (isinstance(iterable, ast.Name) and iterable.id in parameters | generated):
+            continue
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target = target.elts[1]
+        if isinstance(target, ast.Name):
+            names.add(target.id)
+    return names
+
+
+def _batch_callback_names(tree: ast.Module) -> set[str]:
+    """Names passed as functions registered for a per-batch event
+    (``trainer.set_callback('on_batch_end', f)``): a superset of what
+    ``HotPaths._batch_callbacks`` resolves to definitions."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in T.CALLBACK_REGISTRATIONS) and len(node.args) == 2:
+            event, function = node.args
+            if isinstance(event, ast.Constant) and isinstance(event.value, str) and (
+                    T.is_per_batch_event(event.value)) and isinstance(function, ast.Name):
+                names.add(function.id)
+    return names
 
 
 def _names_cpu(call: ast.Call) -> bool:

@@ -238,6 +238,18 @@ def is_test_file_name(filename: str) -> bool:
         name.startswith("test_") or name.endswith("_test.py")))
 
 
+#: Methods that register a callback for a named event (minGPT's ``Trainer.set_callback``).
+CALLBACK_REGISTRATIONS = frozenset({"set_callback", "add_callback", "register_callback"})
+
+
+def is_per_batch_event(event: str) -> bool:
+    """``on_batch_end``, ``on_train_batch_start``, ``on_step_end``, ``on_iteration``: an
+    event a trainer fires once per step (``on_epoch_end``, ``on_train_end`` are not)."""
+    words = event.lower().replace("-", "_").split("_")
+    return "epoch" not in words and any(
+        w in ("batch", "step", "iter", "iteration", "iters") for w in words)
+
+
 def is_cold_function_name(name: str) -> bool:
     """Set-up, loader and test functions, which never run on a hot path.
 

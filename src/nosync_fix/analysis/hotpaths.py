@@ -4,7 +4,8 @@ Hot: statements in a ``for``/``while`` body (any depth) and ``while`` tests;
 comprehension elements; ``forward`` of module classes; the wrapper a decorator of
 forward methods returns (``@wraps(rope_forward)``) and the helpers nested beside it
 that it calls; functions decorated with or passed to ``torch.compile``; functions
-named ``*_step``; the configured hot functions.
+named ``*_step``; functions registered as per-batch callbacks
+(``trainer.set_callback('on_batch_end', f)``); the configured hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
 ``__iter__`` of Dataset and Sampler classes and collate functions (host-side
@@ -241,6 +242,8 @@ class HotPaths:
                 return "in forward"
         if id(func) in self._forward_wrappers:
             return "in forward"
+        if id(func) in self._batch_callbacks:
+            return f"in a callback registered for {self._batch_callbacks[id(func)]!r}"
         if name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX:
             return f"in {name}"
         return None
@@ -307,6 +310,30 @@ class HotPaths:
                     "forward" in args[0].value):
                 return True
         return False
+
+    @functools.cached_property
+    def _batch_callbacks(self) -> dict[int, str]:
+        """Functions of this file registered as per-batch callbacks, by the event's name:
+        ``trainer.set_callback('on_batch_end', batch_end_callback)`` (minGPT), also
+        ``add_callback`` and ``register_callback``. The evidence is the registration
+        itself: a method of that name called with a string literal that names a batch,
+        step or iteration event (not an epoch) and a function defined in this file. A
+        trainer calls such a function once per step, so its reads are on the hot path."""
+        found: dict[int, str] = {}
+        for call in self.md.nodes(cst.Call):
+            if not (isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in T.CALLBACK_REGISTRATIONS):
+                continue
+            args = positional_args(call)
+            if len(args) != 2 or not isinstance(args[0], cst.SimpleString):
+                continue
+            event = args[0].evaluated_value
+            if not isinstance(event, str) or not T.is_per_batch_event(event):
+                continue
+            definition = self.facts._local_definition(args[1])
+            if isinstance(definition, cst.FunctionDef):
+                found[id(definition)] = event
+        return found
 
     def _find_compiled_functions(self) -> set[int]:
         compiled: set[int] = set()

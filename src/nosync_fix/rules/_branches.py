@@ -12,8 +12,9 @@ that carry their code, so every device ``if`` gets exactly one finding:
 * NSY103 device-branch-control-flow: a branch breaks, continues, returns, raises, draws
   random numbers, updates in place, logs or calls unknown code → report only.
 
-Running extremes (``if val.item() < best: best = val.item()``) belong to NSY203 and are
-left alone here.
+Running extremes (``if val.item() < best: best = val.item()``) belong to NSY203 and
+counts under a device condition in a loop (``if norm > max_norm: clipped += 1``) to
+NSY201; both are left alone here.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ._conditions import (
     tensor_kind,
 )
 from ._helpers import code_of, method_call, short, torch_ref
+from ._hoist import count_under_condition
 
 WHERE, COND, CONTROL = "NSY101", "NSY102", "NSY103"
 
@@ -181,6 +183,8 @@ def _judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
     chain = chain_at(analysis, node)
     if chain is None or _deliberate(analysis, chain) or _running_extreme(analysis, chain):
         return None
+    if len(chain.links) == 1 and count_under_condition(analysis, chain.start) is not None:
+        return None  # `if norm > max_norm: clipped += 1`: NSY201's (issue 18, form e)
     if _raised(chain) is not None:
         return None  # a validation guard: NSY401's (see validation_guard)
     if any(link.condition is not None and link.condition.tensor is None

@@ -304,3 +304,29 @@ def _same_region(md: Metadata, where: cst.CSTNode, holder: cst.CSTNode, loop: Lo
     """Whether ``holder`` is inside the same conditional block as ``where``."""
     block = md.parent(where)
     return block is not None and block is not loop.body and md.is_ancestor(block, holder)
+
+
+def count_under_condition(analysis: ModuleAnalysis, node: cst.If) -> cst.AugAssign | None:
+    """The ``clipped += 1`` of ``if norm > max_norm: clipped += 1`` in a loop (issue 18,
+    form e): an ``if`` without ``else`` whose only statement adds a number literal to a
+    plain name, and whose test is a device tensor. NSY201 reports it (and fixes it where
+    it can); the branch rules leave it to NSY201, so the ``if`` gets one finding."""
+    from ..analysis import Kind
+    from ._host import placed_on_host
+
+    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock) or len(
+            node.body.body) != 1:
+        return None
+    line = node.body.body[0]
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    update = line.body[0]
+    if not isinstance(update, cst.AugAssign) or not isinstance(update.operator, cst.AddAssign):
+        return None
+    if not isinstance(update.target, cst.Name) or numeric_type(update.value) is None:
+        return None
+    if analysis.kind(node.test) is not Kind.TENSOR or placed_on_host(analysis, node.test):
+        return None
+    if analysis.loops.enclosing_loop(node) is None:
+        return None
+    return update

@@ -64,6 +64,7 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     tensors certainly in host memory, with at least one such tensor: tokenizer output,
     ``torch.zeros(n, device="cpu")``, ``out.cpu()``. Reading it waits for no device."""
     found = [False]
+    visiting: set[str] = set()
 
     def check(node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.BooleanOperation):
@@ -83,15 +84,53 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
         read = analysis.host_read(node)
         if read is not None:
             node = read.tensor
+        if isinstance(node, cst.Name) and node.value not in visiting:
+            # score = train_score + test_score: host when its operands are
+            value = single_binding_value(analysis, node)
+            if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+                visiting.add(node.value)
+                try:
+                    return check(value)
+                finally:
+                    visiting.discard(node.value)
         if analysis.kind(node) is Kind.TENSOR or _made_on_host(analysis, node, 0,
                                                                reaching=True):
             if not _made_on_host(analysis, node, 0, reaching=True):
                 return False
             found[0] = True
             return True
-        return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
-                                 cst.Attribute, cst.Subscript)) and \
-            analysis.kind(node) is Kind.HOST
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
+                             cst.Attribute, cst.Subscript)) and analysis.kind(node) is Kind.HOST:
+            return True
+        return isinstance(node, cst.Name) and bindings_host(node)
+
+    def bindings_host(name: cst.Name) -> bool:
+        """A name bound more than once (``top_score = 0``, later ``top_score = score``,
+        also through ``global``): host when every binding is a plain assignment of a
+        number or of a value ``check`` accepts."""
+        if name.value in visiting or len(visiting) > 8:
+            return False
+        access = analysis.md.access(name)
+        referents = list(access.referents) if access is not None else []
+        if len(referents) < 2:
+            return False
+        visiting.add(name.value)
+        try:
+            for referent in referents:
+                target = getattr(referent, "node", None)
+                holder = analysis.md.parent(target) if isinstance(target, cst.Name) else None
+                assign = analysis.md.parent(holder) if isinstance(
+                    holder, cst.AssignTarget) else None
+                if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                    return False
+                value = assign.value
+                if isinstance(value, cst.UnaryOperation):
+                    value = value.expression
+                if not isinstance(value, (cst.Integer, cst.Float)) and not check(value):
+                    return False
+            return True
+        finally:
+            visiting.discard(name.value)
 
     return check(expr) and found[0]
 
@@ -122,6 +161,8 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         return False
     if isinstance(expr, cst.Name):
         value = single_binding_value(analysis, expr)
+        if isinstance(value, cst.Dict):
+            return _dict_on_host(analysis, expr, value, depth, explicit, reaching)
         if value is None:
             value = _iterated(analysis, expr)
         if value is None and reaching:
@@ -157,7 +198,99 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if isinstance(expr.func, cst.Attribute) and (
             call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
         return _made_on_host(analysis, expr.func.value, depth + 1, explicit, reaching)
+    if isinstance(expr.func, cst.Name):
+        definition = analysis.tensors._local_definition(expr.func)
+        if isinstance(definition, cst.FunctionDef):
+            return _returns_on_host(analysis, definition, depth, explicit, reaching)
     return False
+
+
+def _returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, depth: int,
+                     explicit: bool, reaching: bool) -> bool:
+    """Whether every value a function of this file returns is made on the host (at least
+    one ``return value``; no ``yield``): nanoGPT's ``estimate_loss()`` returns a dict of
+    ``torch.zeros(eval_iters).mean()``. A decorated function may return something else."""
+    memo = analysis.memo("_host.returns_on_host")
+    key = (id(func), explicit, reaching)
+    if key not in memo:
+        memo[key] = False  # a recursive call meets False: not proven
+        memo[key] = _compute_returns_on_host(analysis, func, depth, explicit, reaching)
+    return bool(memo[key])
+
+
+def _compute_returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, depth: int,
+                             explicit: bool, reaching: bool) -> bool:
+    if func.decorators and not all(
+            analysis.md.qualified_names(d.decorator.func if isinstance(
+                d.decorator, cst.Call) else d.decorator) & _TRANSPARENT_DECORATORS
+            for d in func.decorators):
+        return False
+    returns: list[cst.Return] = []
+    yields = [False]
+
+    class Returns(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            yields[0] = True
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    func.visit(Returns())
+    values = [r.value for r in returns if r.value is not None]
+    return bool(values) and not yields[0] and all(
+        _made_on_host(analysis, v, depth + 1, explicit, reaching) for v in values)
+
+
+#: Decorators that return the function they decorate, or one returning the same values.
+_TRANSPARENT_DECORATORS = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "functools.wraps",
+    "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode",
+})
+
+
+def _dict_on_host(analysis: ModuleAnalysis, name: cst.Name, display: cst.Dict, depth: int,
+                  explicit: bool, reaching: bool) -> bool:
+    """Whether a dict bound once (``out = {}``, ``out = {"a": x}``) holds only values made
+    on the host: each value of the display and each ``out[key] = value`` is, and the name
+    is used in no other way than those stores, loads of ``out[key]`` and ``return out``
+    (no ``out.update(...)``, no passing it on, no ``out[key] += ...``)."""
+    values: list[cst.BaseExpression] = []
+    for element in display.elements:
+        if not isinstance(element, cst.DictElement):
+            return False  # {**other}
+        values.append(element.value)
+    access = analysis.md.access(name)
+    if access is None:
+        return False
+    md = analysis.md
+    for referent in access.referents:
+        for use in referent.references:
+            node = use.node
+            parent = md.parent(node)
+            if isinstance(parent, cst.Return):
+                continue
+            if not (isinstance(parent, cst.Subscript) and parent.value is node):
+                return False
+            holder = md.parent(parent)
+            if isinstance(holder, cst.AssignTarget):
+                assign = md.parent(holder)
+                if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                    return False
+                values.append(assign.value)
+            elif isinstance(holder, (cst.AugAssign, cst.Del)) or isinstance(
+                    holder, cst.AnnAssign) and holder.target is parent:
+                return False
+    return bool(values) and all(
+        _made_on_host(analysis, v, depth + 1, explicit, reaching) for v in values)
 
 
 def _host_operands(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int,
@@ -372,3 +505,179 @@ def is_host_buffer(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
                                                                               value)):
         return True
     return _made_on_host(analysis, value, 0)
+
+
+def loaded_to_device(analysis: ModuleAnalysis, name: cst.Name) -> str | None:
+    """The text of a binding of ``name`` (in its scope) whose value is cut from what
+    ``torch.load(..., map_location=X)`` returns, ``X`` not the CPU: ``best_val_loss =
+    checkpoint['best_val_loss']`` with ``checkpoint = torch.load(path,
+    map_location=device)``. ``map_location`` moves every tensor loaded to ``X``; None when
+    there is no such binding."""
+    access = analysis.md.access(name)
+    if access is None or access.scope is None:
+        return None
+    md = analysis.md
+    for assignment in access.scope.assignments[name.value]:
+        target = getattr(assignment, "node", None)
+        holder = md.parent(target) if target is not None else None
+        assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        if not isinstance(assign, cst.Assign):
+            continue
+        value: cst.BaseExpression = assign.value
+        if not isinstance(value, (cst.Subscript, cst.Attribute)):
+            continue
+        while isinstance(value, (cst.Subscript, cst.Attribute)):
+            value = value.value
+        loads = [value] if isinstance(value, cst.Call) else _bound_values(analysis, value)
+        if any(_loads_to_device(analysis, load) for load in loads):
+            return md.code(assign).strip()
+    return None
+
+
+def _bound_values(analysis: ModuleAnalysis, name: cst.BaseExpression) -> list[cst.Call]:
+    """The calls bound to ``name`` by plain assignments in its scope (any of them)."""
+    access = analysis.md.access(name) if isinstance(name, cst.Name) else None
+    if access is None or access.scope is None:
+        return []
+    calls = []
+    for assignment in access.scope.assignments[name.value]:  # type: ignore[attr-defined]
+        holder = analysis.md.parent(getattr(assignment, "node", None))
+        assign = analysis.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call):
+            calls.append(assign.value)
+    return calls
+
+
+def _loads_to_device(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """``torch.load(path, map_location=device)`` with a device that may not be the CPU: a
+    name or attribute (``device``, ``args.device``), a string or ``torch.device(...)`` other
+    than the CPU. A callable (``lambda storage, loc: storage``) is not counted."""
+    if "torch.load" not in analysis.md.qualified_names(call.func):
+        return False
+    location = keyword_arg(call, "map_location")
+    if location is None:
+        args = positional_args(call)
+        location = args[1] if len(args) > 1 else None
+    if isinstance(location, (cst.Name, cst.Attribute)):
+        return location.value != "None" if isinstance(location, cst.Name) else True
+    if isinstance(location, cst.SimpleString) or isinstance(location, cst.Call) and (
+            analysis.md.qualified_names(location.func) & {"torch.device"}):
+        return not _is_cpu(analysis, location)
+    return False
+
+
+def iterated_tensor(analysis: ModuleAnalysis, name: cst.Name) -> tuple[str, str] | None:
+    """When ``name`` is bound only as the element of a loop over a tensor that the analysis
+    does not type itself, (the tensor's text, the evidence that it is one); else None.
+
+    The loop is ``for w in X``, ``for i, w in enumerate(X)`` or ``reversed(X)`` (a ``for``
+    statement or a comprehension), and the evidence one of:
+
+    * ``X`` is a parameter of a function of this file that is only ever called, with a
+      tensor in that place at every call (``poly_desc(fc.weight.view(-1), fc.bias)``), and
+      not only with tensors made on the host;
+    * ``X`` is bound once to ``model.generate(...)`` or an index of it, ``model`` a module
+      (``model.eval()`` or ``model.train()`` is called on it; tensors have neither):
+      ``generate`` returns a tensor of token ids in Hugging Face models, nanoGPT and
+      minGPT.
+    """
+    access = analysis.md.access(name)
+    if access is None or access.scope is None:
+        return None
+    assignments = list(access.scope.assignments[name.value])
+    if len(assignments) != 1:
+        return None
+    md = analysis.md
+    node = getattr(assignments[0], "node", None)
+    holder = md.parent(node) if node is not None else None
+    position = None
+    if isinstance(holder, cst.Element):
+        target = md.parent(holder)
+        if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+            return None
+        position = 0 if target.elements[0] is holder else 1
+        holder = md.parent(target)
+        node = target
+    if not isinstance(holder, (cst.For, cst.CompFor)) or holder.target is not node:
+        return None
+    iterable = holder.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and len(
+            iterable.args) == 1 and iterable.args[0].keyword is None:
+        wrapper = iterable.func.value
+        if wrapper == "enumerate" and position == 1 or wrapper == "reversed" and (
+                position is None):
+            iterable = iterable.args[0].value
+        else:
+            return None
+    elif position is not None:
+        return None
+    if not isinstance(iterable, cst.Name) or analysis.kind(iterable) is not Kind.UNKNOWN:
+        return None
+    evidence = _tensor_by_call_sites(analysis, iterable) or _generated_ids(analysis, iterable)
+    return (iterable.value, evidence) if evidence else None
+
+
+def _tensor_by_call_sites(analysis: ModuleAnalysis, name: cst.Name) -> str:
+    """The evidence when ``name`` is a parameter of a function of this file that every
+    call passes a tensor (see :func:`iterated_tensor`); "" otherwise."""
+    md = analysis.md
+    access = md.access(name)
+    referents = list(access.referents) if access is not None else []
+    if len(referents) != 1:
+        return ""
+    holder = getattr(referents[0], "node", None)  # the Param itself
+    if not isinstance(holder, cst.Param) or holder.star or holder.default is not None:
+        return ""
+    params_node = md.parent(holder)
+    func = md.parent(params_node) if isinstance(params_node, cst.Parameters) else None
+    if not isinstance(func, cst.FunctionDef) or not any(
+            p is holder for p in params_node.params):
+        return ""
+    index = next(i for i, p in enumerate(params_node.params) if p is holder)
+    scope = md.scope(func)
+    if scope is None:
+        return ""
+    definitions = list(scope.assignments[func.name.value])
+    if len(definitions) != 1 or getattr(definitions[0], "node", None) is not func:
+        return ""
+    passed: list[cst.BaseExpression] = []
+    for use in definitions[0].references:
+        call = md.parent(use.node)
+        if not (isinstance(call, cst.Call) and call.func is use.node):
+            return ""  # passed on, stored, decorated...: other callers are unknown
+        argument = None
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                return ""
+            if arg.keyword is None and position == index or (
+                    arg.keyword is not None and arg.keyword.value == name.value):
+                argument = arg.value
+        if argument is None or analysis.kind(argument) is not Kind.TENSOR:
+            return ""
+        passed.append(argument)
+    if not passed or all(certainly_on_host(analysis, a) for a in passed):
+        return ""
+    shown = next(a for a in passed if not certainly_on_host(analysis, a))
+    return (f"every call of `{func.name.value}` passes a tensor there, "
+            f"`{md.code(shown).strip()}`")
+
+
+def _generated_ids(analysis: ModuleAnalysis, name: cst.Name) -> str:
+    """The evidence when ``name`` is bound once to ``model.generate(...)`` (or an index of
+    it), ``model`` a module of this file (see :func:`iterated_tensor`); "" otherwise."""
+    value = single_binding_value(analysis, name)
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "generate" and isinstance(value.func.value, cst.Name)):
+        return ""
+    model = value.func.value
+    access = analysis.md.access(model)
+    referents = list(access.referents) if access is not None else []
+    if not analysis.tensors.is_module(model) and not any(
+            isinstance(analysis.md.parent(use.node), cst.Attribute)
+            and analysis.md.parent(use.node).attr.value in ("eval", "train")  # type: ignore
+            for referent in referents for use in referent.references):
+        return ""
+    return (f"`{name.value}` comes from `{model.value}.generate(...)`, a tensor of token ids "
+            "for a module's generate")

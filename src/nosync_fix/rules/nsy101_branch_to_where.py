@@ -133,7 +133,9 @@ class BranchToWhere(Rule):
     loss > 5` with an `else`, or `loss > 5 and step > 10`, where `and` may skip the
     host part), or the branches depend on each other in ways one
     `torch.where` per name cannot express (NSY102 then offers `torch.cond`). Running
-    extremes (`if val.item() < best: best = val.item()`) are NSY203's.
+    extremes (`if val.item() < best: best = val.item()`) are NSY203's, and a
+    count kept under a device condition in a loop (`if norm > max_norm:
+    clipped += 1`) is NSY201's: one finding per `if`.
 
     There is no fix either when a value copies host data to the device
     (`torch.tensor(self.long_factor, device=x.device)`): `torch.where` would make every

@@ -20,6 +20,7 @@ from ._hoist import (
     add_conversions,
     after_loop,
     binding_statement,
+    count_under_condition,
     host_uses,
     is_conversion,
     number_conversion,
@@ -230,24 +231,11 @@ class AccumulateOnDevice(Rule):
     def visit_If(self, node: cst.If) -> None:
         """`if norm > max_norm: clipped += 1`: a count kept under a device condition
         (issue 18, form e) becomes `clipped += (norm > max_norm).long()`."""
-        if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock) or len(
-                node.body.body) != 1:
-            return
-        line = node.body.body[0]
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            return
-        update = line.body[0]
-        if not isinstance(update, cst.AugAssign) or not isinstance(update.operator,
-                                                                    cst.AddAssign):
-            return
-        if not isinstance(update.target, cst.Name) or numeric_type(update.value) is None:
-            return
-        if self.analysis.kind(node.test) is not Kind.TENSOR or placed_on_host(
-                self.analysis, node.test):
+        update = count_under_condition(self.analysis, node)
+        if update is None or not isinstance(update.target, cst.Name):
             return
         loop = self.analysis.loops.enclosing_loop(node)
-        if loop is None:
-            return
+        assert loop is not None
         plan = self._count_plan(node, update, loop)
         name = update.target.value
         message = (f"`if {short(node.test)}: {short(update)}` reads the device "

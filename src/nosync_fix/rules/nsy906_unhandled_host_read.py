@@ -13,7 +13,7 @@ from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
 from ._helpers import short
-from ._host import certainly_on_host, host_only, host_transfer
+from ._host import certainly_on_host, host_only, host_transfer, iterated_tensor, loaded_to_device
 from .base import Rule
 
 #: What each kind of read does, for the message.
@@ -29,6 +29,7 @@ _WHAT = {
     "condition": "tests a device value for truth",
     "format": "formats a device value as text",
     "mask": "assigns through a boolean mask (the selected elements are counted first)",
+    "element": "",
 }
 #: Tensor methods that reduce to one number: formatting their result reads it.
 _REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "amax", "amin",
@@ -79,8 +80,10 @@ def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # ty
     return False
 
 
+_NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 #: The reads that also break a torch.compile graph (a copy to the host does not).
-_BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format"})
+_BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
+                     "element"})
 
 
 class UnhandledHostRead(Rule):
@@ -91,7 +94,16 @@ class UnhandledHostRead(Rule):
     the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
     (`if t:`, `x if t else y`, `assert t`), a tensor formatted into text
     (`f"{t:.3f}"`, `"{:.3f}".format(t)`, `"%.3f" % t`) and an assignment
-    through a boolean mask (`x[mask] = 0`). The message says what the read is
+    through a boolean mask (`x[mask] = 0`). A comparison of a tensor with a
+    name that may hold a tensor loaded onto the device counts too (`if score <
+    best:` with `best = state["best"]` and `state = torch.load(path,
+    map_location=device)`): a CPU tensor met by a device one is compared on the
+    device. So does converting or formatting each element of a tensor being
+    iterated (`for i, w in enumerate(W): "{:+.2f}".format(w)`) when the analysis
+    cannot type `W` itself but has evidence: `W` is a parameter of a function of
+    the file that every call passes a tensor (not only tensors made on the
+    host), or `W` is cut from `model.generate(...)` of a module: one read per
+    element, where `W.tolist()` before the loop reads once. The message says what the read is
     and why no fix is offered: its result is never used, it is handed to a call nosync-fix does
     not know (`logger.warning_once(...)`, a helper of your own), it is returned,
     or no rule recognises how its value is used.
@@ -167,6 +179,10 @@ class UnhandledHostRead(Rule):
         self._seen: set[int] = set()
         #: Reads of values only plausibly tensors (``.item()`` beside numpy).
         self._uncertain: set[int] = set()
+        #: Comparisons with a value that may be loaded onto the device: (name, binding).
+        self._loaded: dict[int, tuple[str, str]] = {}
+        #: Reads of the elements of an iterated tensor: (the tensor's text, the evidence).
+        self._elements: dict[int, tuple[str, str]] = {}
 
     # -- collecting the reads ----------------------------------------------------------------
 
@@ -179,6 +195,11 @@ class UnhandledHostRead(Rule):
         if read is not None:
             if not certainly_on_host(self.analysis, read.tensor):
                 self._site(node, read.how)
+            return
+        element = self._element_read(node)
+        if element is not None:
+            self._elements[id(node)] = element
+            self._site(node, "element")
             return
         how = host_transfer(self.analysis, node) or self._copy_of_unknown(node)
         if how is not None:
@@ -193,6 +214,23 @@ class UnhandledHostRead(Rule):
                 self.analysis, node.func.value):
             self._uncertain.add(id(node))
             self._site(node, call_name(node) or "item")
+
+    def _element_read(self, node: cst.Call) -> tuple[str, str] | None:
+        """``int(i)``, ``float(w)``, ``w.item()`` of an element ``i`` of a tensor being
+        iterated whose kind the analysis does not know (see :func:`iterated_tensor`)."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and len(
+                node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            value = node.args[0].value
+            if not self.md.qualified_names(func) & {f"builtins.{func.value}"}:
+                return None
+        elif isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
+            value = func.value
+        else:
+            return None
+        if not isinstance(value, cst.Name) or self.analysis.kind(value) is not Kind.UNKNOWN:
+            return None
+        return iterated_tensor(self.analysis, value)
 
     def _copy_of_unknown(self, node: cst.Call) -> str | None:
         """``x.cpu()`` / ``x.numpy()`` of a value of unknown kind in a torch module: these
@@ -287,6 +325,12 @@ class UnhandledHostRead(Rule):
         expected) a reduction of a value of unknown kind in a torch module without an
         array library counts too: ``f"{x.abs().max():.1f}"``."""
         kind = self.analysis.kind(value)
+        if spec and kind is Kind.UNKNOWN and isinstance(value, cst.Name):
+            element = iterated_tensor(self.analysis, value)
+            if element is not None:
+                self._elements[id(site or value)] = element
+                self._site(site or value, "element")
+                return
         if kind is Kind.TENSOR or spec and kind is Kind.UNKNOWN and (
                 isinstance(value, cst.Call) and call_name(value) in _REDUCTIONS
                 and not value.args and isinstance(value.func, cst.Attribute)
@@ -302,8 +346,32 @@ class UnhandledHostRead(Rule):
             self._condition(test.left)
             self._condition(test.right)
             return
-        if self.analysis.kind(test) is Kind.TENSOR:
+        loaded = self._compared_with_loaded(test) if isinstance(test, cst.Comparison) and (
+            id(test) not in self._seen and self.analysis.is_hot(test)) else None
+        if loaded is not None:
+            # not host-only: one operand may be on the device (see _compared_with_loaded)
+            self._seen.add(id(test))
+            self._loaded[id(test)] = loaded
+            self.sites.append((test, "condition"))
+        elif self.analysis.kind(test) is Kind.TENSOR:
             self._site(test, "condition")
+
+    def _compared_with_loaded(self, test: cst.Comparison) -> tuple[str, str] | None:
+        """``losses['val'] < best_val_loss`` (nanoGPT): one operand is certainly a tensor (a
+        CPU one, so the comparison makes a tensor and the test reads it), and another is a
+        name one of whose bindings comes from ``torch.load(..., map_location=device)``
+        (``best_val_loss = checkpoint['best_val_loss']``), which puts the tensors it loads
+        on that device: then the comparison runs there and the test waits for it. The
+        operand's name and the binding's text, for the message; None otherwise."""
+        operands = [test.left, *(c.comparator for c in test.comparisons)]
+        if not any(certainly_on_host(self.analysis, o) for o in operands):
+            return None
+        for operand in operands:
+            if isinstance(operand, cst.Name):
+                binding = loaded_to_device(self.analysis, operand)
+                if binding is not None:
+                    return operand.value, binding
+        return None
 
     def _inside(self, node: cst.CSTNode, reported: set[int]) -> bool:
         """Whether ``node`` lies in a node already reported (sites are expressions: only
@@ -348,6 +416,26 @@ class UnhandledHostRead(Rule):
                          f"have `.{how}()` too)")
             why = ("read the number once before the `if` and use it in both places"
                    if test is not None else self._why(node, how))
+            if id(node) in self._elements:
+                iterated, evidence = self._elements[id(node)]
+                verb = "converts" if isinstance(node, cst.Call) and isinstance(
+                    node.func, cst.Name) else "reads" if isinstance(node, cst.Call) else (
+                    "formats")
+                self.report(node, (
+                    f"`{short(node)}` {verb} an element of `{iterated}` {where}, one read "
+                    f"per element: {evidence}, and iterating a tensor yields 0-dim "
+                    f"tensors; each {_NOUN[verb]} waits for the device, and torch.compile "
+                    f"breaks "
+                    f"the graph. No fix is offered: read it once before the loop, "
+                    f"`{iterated}.tolist()`, and iterate the list"))
+                continue
+            if id(node) in self._loaded:
+                name, binding = self._loaded[id(node)]
+                what = (f"compares a tensor with `{name}`, which may hold a tensor loaded "
+                        f"onto the device (`{binding}`)")
+                why = (f"when `{name}` comes from that load, the comparison runs on the "
+                       f"device; convert it to a number where it is loaded "
+                       f"(`float(...)`), or keep it on the host")
             self.report(node, f"`{short(node)}` {what} {where}: {cost}. No fix is "
                               f"offered: {why}")
 
