@@ -20,8 +20,17 @@ A function (or method) is kept when
   - a name of kept code that is a module-level variable: every function that
     mentions it is kept (its uses anywhere are evidence of what it holds, and
     rules look at every use of a name they rewrite), unless the module binds it
-    once, to a constant or a ``logging`` logger, and no function declares it
-    ``global``: such a host value is no evidence and nothing a rule rewrites;
+    only by ``name = value`` statements, each of a constant or a ``logging`` logger
+    (``XLA_AVAILABLE = True`` in one branch, ``False`` in the other), and no
+    function declares it ``global``: such a host value is no evidence and nothing
+    a rule rewrites;
+    nor, for a name the module binds once to a logger of any library
+    (``logger = logging.get_logger(__name__)``, as diffusers and transformers
+    spell it) and no function declares ``global``, a function whose every mention
+    of it calls a logging method on it (``logger.warning(...)``): such a call is
+    no evidence of a tensor (no method of ``_tables``' evidence sets), neither
+    binds nor fills the name, and the rules act on it where it is, in its own
+    function, which its own signals keep;
   - an attribute ``self.x`` read in a kept method: the methods of the same class
     that assign ``self.x`` (or ``register_buffer("x", ...)``) are kept (the
     analysis joins everything assigned to it).
@@ -51,6 +60,14 @@ MIN_SLICED_BYTES = 4000
 
 _LINE_END = "\r\n"
 
+#: The calls that make a module-level name a logger (``logging.getLogger``, the
+#: ``logging.get_logger`` of diffusers and transformers).
+_LOGGER_GETTERS = frozenset({"getLogger", "get_logger"})
+#: Methods of a logger whose calls are no evidence of what the receiver holds (none is
+#: in ``_tables``' evidence sets; ``log`` is left out: ``t.log()`` is a tensor's).
+_LOGGING_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "fatal",
+                            "exception", "warning_once", "info_once"})
+
 
 @dataclass(eq=False)
 class _Unit:
@@ -59,6 +76,9 @@ class _Unit:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     cls: ast.ClassDef | None
     names: set[str] = field(default_factory=set)
+    #: The names among ``names`` mentioned other than as the receiver of a logging
+    #: method call (:data:`_LOGGING_CALLS`).
+    plain_names: set[str] = field(default_factory=set)
     self_reads: set[str] = field(default_factory=set)
     self_stores: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
@@ -77,7 +97,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     units = [_Unit(node, cls) for node, cls in prefilter.units(tree)]
     if not units:
         return None
-    module_roots, module_names, stored_globals, constants = _module_code(tree, units)
+    module_roots, module_names, stored_globals, constants, loggers = _module_code(tree, units)
     aliases = found.compile_aliases()
     functions: dict[str, list[_Unit]] = {}
     for unit in units:
@@ -85,6 +105,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         if unit.cls is None:
             functions.setdefault(unit.node.name, []).append(unit)
         constants -= unit.declared_global
+        loggers -= unit.declared_global
     stored_globals -= constants
 
     kept: set[int] = set()
@@ -109,8 +130,9 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             for unit in functions.get(name, ()):
                 keep(unit)
             if name in stored_globals:
+                only_logged = name in loggers
                 for unit in units:
-                    if name in unit.names:
+                    if name in (unit.plain_names if only_logged else unit.names):
                         keep(unit)
 
     reach(module_names)
@@ -133,18 +155,24 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
 
 
 def _module_code(tree: ast.Module, units: list[_Unit],
-                 ) -> tuple[set[str], set[str], set[str], set[str]]:
+                 ) -> tuple[set[str], set[str], set[str], set[str], set[str]]:
     """Of the code outside the units: the packages it imports, the names it mentions,
-    the names it binds other than by ``import``, and those among them bound once, by a
-    module-level ``name = value`` of a constant or a ``logging`` logger."""
+    the names it binds other than by ``import``, those among them bound only by
+    ``name = value`` statements of constants or ``logging`` loggers, and those bound
+    once, by a module-level ``name = ....get_logger(...)`` (or ``getLogger``) of any
+    library."""
     skip = {id(unit.node) for unit in units}
     roots: set[str] = set()
     names: set[str] = set()
     stores: dict[str, int] = {}
+    assigned: dict[str, list[ast.expr]] = {}  # by `name = value` statements
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         kind = type(node)
+        if kind is ast.Assign and len(node.targets) == 1 and (  # type: ignore[attr-defined]
+                type(node.targets[0]) is ast.Name):  # type: ignore[attr-defined]
+            assigned.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
             if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
@@ -157,13 +185,19 @@ def _module_code(tree: ast.Module, units: list[_Unit],
         for child in syntax.children(node):
             if id(child) not in skip:
                 stack.append(child)
+    # Every binding a `name = constant` (`XLA_AVAILABLE = True` in one branch, `False`
+    # in the other): the analysis joins them to a host value, whatever the uses.
     constants = {
+        name for name, values in assigned.items() if len(values) == stores.get(name)
+        and all(_host_constant(value, "logging" in roots) for value in values)}
+    loggers = {
         statement.targets[0].id for statement in tree.body
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and stores.get(statement.targets[0].id) == 1
-        and _host_constant(statement.value, "logging" in roots)}
-    return roots, names, set(stores), constants
+        and isinstance(statement.value, ast.Call)
+        and (prefilter.dotted(statement.value.func) or "").rpartition(".")[2] in _LOGGER_GETTERS}
+    return roots, names, set(stores), constants, loggers
 
 
 def _host_constant(value: ast.expr, logging_imported: bool) -> bool:
@@ -186,10 +220,13 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
     if unit.cls is not None:
         positional = node.args.posonlyargs + node.args.args
         receiver = positional[0].arg if positional else None
-    for child in syntax.walk(node):
+    logging_receivers: set[int] = set()
+    for child in syntax.walk(node):  # a call comes before its receiver
         kind = type(child)
         if kind is ast.Name:
             unit.names.add(child.id)  # type: ignore[attr-defined]
+            if id(child) not in logging_receivers:
+                unit.plain_names.add(child.id)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
             value = child.value  # type: ignore[attr-defined]
             if receiver is not None and isinstance(value, ast.Name) and value.id == receiver:
@@ -199,6 +236,9 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
                     unit.self_stores.add(attribute)
         elif kind is ast.Call:
             func = child.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr in _LOGGING_CALLS and (
+                    type(func.value) is ast.Name):
+                logging_receivers.add(id(func.value))
             if receiver is not None and isinstance(func, ast.Attribute) and func.attr in (
                 "register_buffer", "register_parameter"
             ):
