@@ -135,7 +135,8 @@ def test_functions_that_only_share_a_module_constant_go() -> None:
 
 def test_functions_that_only_log_with_a_module_logger_go() -> None:
     source = ("import torch\nfrom .utils import logging\n\nlogger = logging.get_logger(__name__)\n"
-              "\ndef other():\n    return 1\n\ndef report(x):\n    logger.warning('value %s', x)\n\n"
+              "\ndef other():\n    return 1\n\n"
+              "def report(x):\n    logger.warning('value %s', x)\n\n"
               "def train(model, loader):\n    total = 0\n" + _LOOP
               + "        logger.info('step')\n")
     assert _kept_functions(relevant(source) or "") == {"train"}
