@@ -70,6 +70,8 @@ class Metadata:
         self._statements: dict[cst.CSTNode, cst.BaseStatement | None] = {}
         self._small_statements: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
         self._qualified: dict[tuple[int, str], frozenset[str]] = {}
+        #: The ``ast`` statements of LibCST blocks (:func:`_ast_child`).
+        self._blocks: dict[int, dict[int, ast.stmt]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -254,7 +256,7 @@ class Metadata:
             current = self.parents.get(current)
         outer: cst.CSTNode = anchor
         for statement in reversed(chain):
-            node = _ast_child(outer, node, statement, self.parents)
+            node = _ast_child(outer, node, statement, self.parents, self._blocks)
             if node is None:
                 return None
             outer = statement
@@ -465,9 +467,11 @@ _COMPOUND = {
 
 
 def _ast_child(outer: cst.CSTNode, node: ast.stmt, statement: cst.CSTNode,
-               parents: Mapping[cst.CSTNode, cst.CSTNode]) -> ast.stmt | None:
+               parents: Mapping[cst.CSTNode, cst.CSTNode],
+               blocks: dict[int, dict[int, ast.stmt]]) -> ast.stmt | None:
     """The ``ast`` statement of ``statement``, which sits in a block of ``outer`` (whose
-    ``ast`` statement is ``node``); None when the trees do not match."""
+    ``ast`` statement is ``node``); None when the trees do not match. ``blocks`` keeps
+    each block's statements matched, by the ``id`` of its LibCST block."""
     if not isinstance(node, _COMPOUND.get(type(outer), ())):
         return None
     holder = parents.get(statement)
@@ -499,14 +503,16 @@ def _ast_child(outer: cst.CSTNode, node: ast.stmt, statement: cst.CSTNode,
         nodes = node.cases[index].body  # type: ignore[attr-defined]
     else:
         return None
-    if sum(len(s.body) if isinstance(s, cst.SimpleStatementLine) else 1
-           for s in holder.body) != len(nodes):
-        return None
-    for candidate, found in zip(holder.body, _statement_nodes(holder.body, nodes), strict=False):
-        if candidate is statement:
-            kinds = _COMPOUND.get(type(statement))
-            return found if kinds is None or isinstance(found, kinds) else None
-    return None
+    matched = blocks.get(id(holder))
+    if matched is None:  # each block once: a function of n findings in one long block
+        matched = blocks[id(holder)] = {} if sum(
+            len(s.body) if isinstance(s, cst.SimpleStatementLine) else 1
+            for s in holder.body) != len(nodes) else {
+            id(candidate): found for candidate, found in zip(
+                holder.body, _statement_nodes(holder.body, nodes), strict=False)}
+    found = matched.get(id(statement))
+    kinds = _COMPOUND.get(type(statement))
+    return found if found is not None and (kinds is None or isinstance(found, kinds)) else None
 
 
 def _first_line(statement: cst.CSTNode, node: ast.stmt) -> int:
