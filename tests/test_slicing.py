@@ -150,6 +150,24 @@ def test_functions_that_only_log_with_a_module_logger_go() -> None:
     assert _kept_functions(relevant(rebound) or "") == {"train", "report"}
 
 
+def test_names_bound_in_a_class_body_are_no_module_variables() -> None:
+    source = ("import torch\n\nclass Output:\n    sample: torch.Tensor\n    scale = load()\n\n"
+              "def other():\n    return 1\n\n"
+              "def decode(sample):\n    sample = sample * 2\n    return sample\n\n"
+              "def train(model, loader):\n    total = 0\n" + _LOOP
+              + "        sample = model(x)\n")
+    assert _kept_functions(relevant(source) or "") == {"train"}
+    declared = source.replace("    scale = load()\n", "    global sample\n    sample = load()\n")
+    assert _kept_functions(relevant(declared) or "") == {"train", "decode"}
+    # a function of module-level code that declares it global (not a unit: always kept)
+    nested = source.replace("class Output:\n    sample: torch.Tensor\n    scale = load()\n",
+                            "if True:\n    def f():\n        global sample\n"
+                            "        sample = load()\n")
+    assert _kept_functions(relevant(nested) or "") == {"train", "decode", "f"}
+    module = source.replace("class Output:\n", "sample = load()\nclass Output:\n")
+    assert _kept_functions(relevant(module) or "") == {"train", "decode"}
+
+
 def test_methods_that_assign_an_attribute_a_kept_method_reads_stay() -> None:
     source = ("import torch\n\nclass Loop:\n"
               "    def __init__(self):\n        self.total = torch.zeros(())\n"

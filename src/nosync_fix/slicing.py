@@ -60,6 +60,9 @@ MIN_SLICED_BYTES = 4000
 
 _LINE_END = "\r\n"
 
+#: Nodes whose body is a scope of its own (the rest of them, decorators, bases and
+#: defaults, is evaluated in the enclosing one).
+_OWN_SCOPES = frozenset({ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
 #: The calls that make a module-level name a logger (``logging.getLogger``, the
 #: ``logging.get_logger`` of diffusers and transformers).
 _LOGGER_GETTERS = frozenset({"getLogger", "get_logger"})
@@ -166,25 +169,34 @@ def _module_code(tree: ast.Module, units: list[_Unit],
     names: set[str] = set()
     stores: dict[str, int] = {}
     assigned: dict[str, list[ast.expr]] = {}  # by `name = value` statements
-    stack: list[ast.AST] = [tree]
+    # With each node, whether a name stored there is a module variable: not in a class's
+    # body (`sample: torch.Tensor` of an output dataclass binds an attribute, which no
+    # function sees by its bare name) nor in a function's, unless it declares names
+    # `global` or `nonlocal` (or a class body does).
+    stack: list[tuple[ast.AST, bool]] = [(tree, True)]
     while stack:
-        node = stack.pop()
+        node, module_scope = stack.pop()
         kind = type(node)
-        if kind is ast.Assign and len(node.targets) == 1 and (  # type: ignore[attr-defined]
+        if module_scope and kind is ast.Assign and len(node.targets) == 1 and (  # type: ignore
                 type(node.targets[0]) is ast.Name):  # type: ignore[attr-defined]
             assigned.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
-            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+            if module_scope and not isinstance(node.ctx, ast.Load):  # type: ignore
                 stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
         elif kind is ast.Import:
             roots.update(alias.name.split(".")[0] for alias in node.names)  # type: ignore
         elif kind is ast.ImportFrom:
             if node.module and not node.level:  # type: ignore[attr-defined]
                 roots.add(node.module.split(".")[0])  # type: ignore[attr-defined]
+        # A scope that declares names global (itself or one nested in it): all its stores
+        # count, as if at module level.
+        inner = kind in _OWN_SCOPES and _declares_global(node, skip)
+        body = node.body if kind in _OWN_SCOPES else ()  # type: ignore[attr-defined]
+        body_ids = {id(b) for b in body} if type(body) is list else {id(body)}
         for child in syntax.children(node):
             if id(child) not in skip:
-                stack.append(child)
+                stack.append((child, inner if id(child) in body_ids else module_scope))
     # Every binding a `name = constant` (`XLA_AVAILABLE = True` in one branch, `False`
     # in the other): the analysis joins them to a host value, whatever the uses.
     constants = {
@@ -198,6 +210,17 @@ def _module_code(tree: ast.Module, units: list[_Unit],
         and isinstance(statement.value, ast.Call)
         and (prefilter.dotted(statement.value.func) or "").rpartition(".")[2] in _LOGGER_GETTERS}
     return roots, names, set(stores), constants, loggers
+
+
+def _declares_global(node: ast.AST, skip: set[int]) -> bool:
+    """Whether a ``global`` or ``nonlocal`` statement is in ``node`` (outside ``skip``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is ast.Global or type(current) is ast.Nonlocal:
+            return True
+        stack.extend(c for c in syntax.children(current) if id(c) not in skip)
+    return False
 
 
 def _host_constant(value: ast.expr, logging_imported: bool) -> bool:
