@@ -120,6 +120,8 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
                                                rng.end.line, rng.end.column), (
                 name, type(node).__name__)
         assert "positions" not in with_ast.__dict__
+        # and the lines of statements inside functions from the `ast`, without rendering
+        assert not with_ast._statement_lines, name
     other = Metadata(wrapper)  # the header's and footer's comments: the provider's answer
     for node in [n for n in parents if id(n) not in in_body]:
         rng = full[node]

@@ -123,10 +123,49 @@ def test_functions_that_only_share_a_module_constant_go() -> None:
               "def train(model, loader):\n    total = 0\n" + _LOOP
               + "        log.debug('step')\n        total *= SCALE\n")
     assert _kept_functions(relevant(source) or "") == {"train"}
-    rebound = source.replace("\ndef report():", "\nSCALE = 3.0\n\ndef report():")
+    constant_again = source.replace("\ndef report():", "\nSCALE = 3.0\n\ndef report():")
+    assert _kept_functions(relevant(constant_again) or "") == {"train"}
+    rebound = source.replace("\ndef report():", "\nSCALE = load()\n\ndef report():")
     assert _kept_functions(relevant(rebound) or "") == {"train", "report"}
+    augmented = source.replace("\ndef report():", "\nSCALE += 1\n\ndef report():")
+    assert _kept_functions(relevant(augmented) or "") == {"train", "report"}
     declared = source.replace("    log.info(", "    global SCALE\n    log.info(")
     assert _kept_functions(relevant(declared) or "") == {"train", "report"}
+
+
+def test_functions_that_only_log_with_a_module_logger_go() -> None:
+    source = ("import torch\nfrom .utils import logging\n\nlogger = logging.get_logger(__name__)\n"
+              "\ndef other():\n    return 1\n\n"
+              "def report(x):\n    logger.warning('value %s', x)\n\n"
+              "def train(model, loader):\n    total = 0\n" + _LOOP
+              + "        logger.info('step')\n")
+    assert _kept_functions(relevant(source) or "") == {"train"}
+    passed = source.replace("logger.warning('value %s', x)", "helper(logger, x)")
+    assert _kept_functions(relevant(passed) or "") == {"train", "report"}
+    method = source.replace("logger.warning('value %s', x)", "logger.log(x)")
+    assert _kept_functions(relevant(method) or "") == {"train", "report"}
+    declared = source.replace("    logger.warning(", "    global logger\n    logger.warning(")
+    assert _kept_functions(relevant(declared) or "") == {"train", "report"}
+    rebound = source.replace("\ndef report(x):", "\nlogger = make()\n\ndef report(x):")
+    assert _kept_functions(relevant(rebound) or "") == {"train", "report"}
+
+
+def test_names_bound_in_a_class_body_are_no_module_variables() -> None:
+    source = ("import torch\n\nclass Output:\n    sample: torch.Tensor\n    scale = load()\n\n"
+              "def other():\n    return 1\n\n"
+              "def decode(sample):\n    sample = sample * 2\n    return sample\n\n"
+              "def train(model, loader):\n    total = 0\n" + _LOOP
+              + "        sample = model(x)\n")
+    assert _kept_functions(relevant(source) or "") == {"train"}
+    declared = source.replace("    scale = load()\n", "    global sample\n    sample = load()\n")
+    assert _kept_functions(relevant(declared) or "") == {"train", "decode"}
+    # a function of module-level code that declares it global (not a unit: always kept)
+    nested = source.replace("class Output:\n    sample: torch.Tensor\n    scale = load()\n",
+                            "if True:\n    def f():\n        global sample\n"
+                            "        sample = load()\n")
+    assert _kept_functions(relevant(nested) or "") == {"train", "decode", "f"}
+    module = source.replace("class Output:\n", "sample = load()\nclass Output:\n")
+    assert _kept_functions(relevant(module) or "") == {"train", "decode"}
 
 
 def test_methods_that_assign_an_attribute_a_kept_method_reads_stay() -> None:

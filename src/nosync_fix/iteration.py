@@ -18,6 +18,7 @@ from .findings import Applicability, Finding, LoopSummary
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def loop_spans(tree: ast.AST) -> list[tuple[int, int]]:
@@ -30,7 +31,9 @@ def _loops(tree: ast.AST) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]
     (their bodies are not the iteration), from one walk in the order of ``ast.walk``.
 
     Each loop's own walk for the definitions in it, as it was, walked a loop nested n deep
-    n + 1 times (a sixth of a diffusers check went there)."""
+    n + 1 times (a sixth of a diffusers check went there). Outside loops only statements
+    are walked: a loop is a statement, and no expression holds one (a lambda outside a
+    loop cuts nothing)."""
     spans: list[tuple[int, int]] = []
     cuts: list[tuple[int, int]] = []
     queue: deque[tuple[ast.AST, bool]] = deque([(tree, False)])
@@ -42,7 +45,11 @@ def _loops(tree: ast.AST) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]
             in_loop = True
         elif in_loop and isinstance(node, _SCOPES):
             cuts.append((node.lineno, node.end_lineno or node.lineno))  # type: ignore[attr-defined]
-        extend((child, in_loop) for child in syntax.children(node))
+        if in_loop:
+            extend((child, True) for child in syntax.children(node))
+        else:
+            extend((child, False) for child in syntax.children(node)
+                   if isinstance(child, _BLOCKS))
     return spans, cuts
 
 

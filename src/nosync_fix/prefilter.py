@@ -213,7 +213,7 @@ def _output_in_traced_code(tree: ast.Module, compiled_names: set[str],
     roots: list[int] = []
 
     def walk(node: ast.AST, owner: int) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in syntax.children(node):  # markers (ctx, op) hold nothing here
             if isinstance(child, _FUNCTIONS):
                 key = id(child)
                 by_name.setdefault(child.name, []).append(key)

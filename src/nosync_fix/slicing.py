@@ -20,8 +20,17 @@ A function (or method) is kept when
   - a name of kept code that is a module-level variable: every function that
     mentions it is kept (its uses anywhere are evidence of what it holds, and
     rules look at every use of a name they rewrite), unless the module binds it
-    once, to a constant or a ``logging`` logger, and no function declares it
-    ``global``: such a host value is no evidence and nothing a rule rewrites;
+    only by ``name = value`` statements, each of a constant or a ``logging`` logger
+    (``XLA_AVAILABLE = True`` in one branch, ``False`` in the other), and no
+    function declares it ``global``: such a host value is no evidence and nothing
+    a rule rewrites;
+    nor, for a name the module binds once to a logger of any library
+    (``logger = logging.get_logger(__name__)``, as diffusers and transformers
+    spell it) and no function declares ``global``, a function whose every mention
+    of it calls a logging method on it (``logger.warning(...)``): such a call is
+    no evidence of a tensor (no method of ``_tables``' evidence sets), neither
+    binds nor fills the name, and the rules act on it where it is, in its own
+    function, which its own signals keep;
   - an attribute ``self.x`` read in a kept method: the methods of the same class
     that assign ``self.x`` (or ``register_buffer("x", ...)``) are kept (the
     analysis joins everything assigned to it).
@@ -51,6 +60,17 @@ MIN_SLICED_BYTES = 4000
 
 _LINE_END = "\r\n"
 
+#: Nodes whose body is a scope of its own (the rest of them, decorators, bases and
+#: defaults, is evaluated in the enclosing one).
+_OWN_SCOPES = frozenset({ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+#: The calls that make a module-level name a logger (``logging.getLogger``, the
+#: ``logging.get_logger`` of diffusers and transformers).
+_LOGGER_GETTERS = frozenset({"getLogger", "get_logger"})
+#: Methods of a logger whose calls are no evidence of what the receiver holds (none is
+#: in ``_tables``' evidence sets; ``log`` is left out: ``t.log()`` is a tensor's).
+_LOGGING_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "fatal",
+                            "exception", "warning_once", "info_once"})
+
 
 @dataclass(eq=False)
 class _Unit:
@@ -59,6 +79,9 @@ class _Unit:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     cls: ast.ClassDef | None
     names: set[str] = field(default_factory=set)
+    #: The names among ``names`` mentioned other than as the receiver of a logging
+    #: method call (:data:`_LOGGING_CALLS`).
+    plain_names: set[str] = field(default_factory=set)
     self_reads: set[str] = field(default_factory=set)
     self_stores: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
@@ -77,7 +100,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     units = [_Unit(node, cls) for node, cls in prefilter.units(tree)]
     if not units:
         return None
-    module_roots, module_names, stored_globals, constants = _module_code(tree, units)
+    module_roots, module_names, stored_globals, constants, loggers = _module_code(tree, units)
     aliases = found.compile_aliases()
     functions: dict[str, list[_Unit]] = {}
     for unit in units:
@@ -85,6 +108,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         if unit.cls is None:
             functions.setdefault(unit.node.name, []).append(unit)
         constants -= unit.declared_global
+        loggers -= unit.declared_global
     stored_globals -= constants
 
     kept: set[int] = set()
@@ -109,8 +133,9 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             for unit in functions.get(name, ()):
                 keep(unit)
             if name in stored_globals:
+                only_logged = name in loggers
                 for unit in units:
-                    if name in unit.names:
+                    if name in (unit.plain_names if only_logged else unit.names):
                         keep(unit)
 
     reach(module_names)
@@ -133,37 +158,69 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
 
 
 def _module_code(tree: ast.Module, units: list[_Unit],
-                 ) -> tuple[set[str], set[str], set[str], set[str]]:
+                 ) -> tuple[set[str], set[str], set[str], set[str], set[str]]:
     """Of the code outside the units: the packages it imports, the names it mentions,
-    the names it binds other than by ``import``, and those among them bound once, by a
-    module-level ``name = value`` of a constant or a ``logging`` logger."""
+    the names it binds other than by ``import``, those among them bound only by
+    ``name = value`` statements of constants or ``logging`` loggers, and those bound
+    once, by a module-level ``name = ....get_logger(...)`` (or ``getLogger``) of any
+    library."""
     skip = {id(unit.node) for unit in units}
     roots: set[str] = set()
     names: set[str] = set()
     stores: dict[str, int] = {}
-    stack: list[ast.AST] = [tree]
+    assigned: dict[str, list[ast.expr]] = {}  # by `name = value` statements
+    # With each node, whether a name stored there is a module variable: not in a class's
+    # body (`sample: torch.Tensor` of an output dataclass binds an attribute, which no
+    # function sees by its bare name) nor in a function's, unless it declares names
+    # `global` or `nonlocal` (or a class body does).
+    stack: list[tuple[ast.AST, bool]] = [(tree, True)]
     while stack:
-        node = stack.pop()
+        node, module_scope = stack.pop()
         kind = type(node)
+        if module_scope and kind is ast.Assign and len(node.targets) == 1 and (  # type: ignore
+                type(node.targets[0]) is ast.Name):  # type: ignore[attr-defined]
+            assigned.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
-            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+            if module_scope and not isinstance(node.ctx, ast.Load):  # type: ignore
                 stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
         elif kind is ast.Import:
             roots.update(alias.name.split(".")[0] for alias in node.names)  # type: ignore
         elif kind is ast.ImportFrom:
             if node.module and not node.level:  # type: ignore[attr-defined]
                 roots.add(node.module.split(".")[0])  # type: ignore[attr-defined]
+        # A scope that declares names global (itself or one nested in it): all its stores
+        # count, as if at module level.
+        inner = kind in _OWN_SCOPES and _declares_global(node, skip)
+        body = node.body if kind in _OWN_SCOPES else ()  # type: ignore[attr-defined]
+        body_ids = {id(b) for b in body} if type(body) is list else {id(body)}
         for child in syntax.children(node):
             if id(child) not in skip:
-                stack.append(child)
+                stack.append((child, inner if id(child) in body_ids else module_scope))
+    # Every binding a `name = constant` (`XLA_AVAILABLE = True` in one branch, `False`
+    # in the other): the analysis joins them to a host value, whatever the uses.
     constants = {
+        name for name, values in assigned.items() if len(values) == stores.get(name)
+        and all(_host_constant(value, "logging" in roots) for value in values)}
+    loggers = {
         statement.targets[0].id for statement in tree.body
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and stores.get(statement.targets[0].id) == 1
-        and _host_constant(statement.value, "logging" in roots)}
-    return roots, names, set(stores), constants
+        and isinstance(statement.value, ast.Call)
+        and (prefilter.dotted(statement.value.func) or "").rpartition(".")[2] in _LOGGER_GETTERS}
+    return roots, names, set(stores), constants, loggers
+
+
+def _declares_global(node: ast.AST, skip: set[int]) -> bool:
+    """Whether a ``global`` or ``nonlocal`` statement is in ``node`` (outside ``skip``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is ast.Global or type(current) is ast.Nonlocal:
+            return True
+        stack.extend(c for c in syntax.children(current) if id(c) not in skip)
+    return False
 
 
 def _host_constant(value: ast.expr, logging_imported: bool) -> bool:
@@ -186,10 +243,13 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
     if unit.cls is not None:
         positional = node.args.posonlyargs + node.args.args
         receiver = positional[0].arg if positional else None
-    for child in syntax.walk(node):
+    logging_receivers: set[int] = set()
+    for child in syntax.walk(node):  # a call comes before its receiver
         kind = type(child)
         if kind is ast.Name:
             unit.names.add(child.id)  # type: ignore[attr-defined]
+            if id(child) not in logging_receivers:
+                unit.plain_names.add(child.id)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
             value = child.value  # type: ignore[attr-defined]
             if receiver is not None and isinstance(value, ast.Name) and value.id == receiver:
@@ -199,6 +259,9 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
                     unit.self_stores.add(attribute)
         elif kind is ast.Call:
             func = child.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr in _LOGGING_CALLS and (
+                    type(func.value) is ast.Name):
+                logging_receivers.add(id(func.value))
             if receiver is not None and isinstance(func, ast.Attribute) and func.attr in (
                 "register_buffer", "register_parameter"
             ):

@@ -70,6 +70,8 @@ class Metadata:
         self._statements: dict[cst.CSTNode, cst.BaseStatement | None] = {}
         self._small_statements: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
         self._qualified: dict[tuple[int, str], frozenset[str]] = {}
+        #: The ``ast`` statements of LibCST blocks (:func:`_ast_child`).
+        self._blocks: dict[int, dict[int, ast.stmt]] = {}
 
     @functools.cached_property
     def parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
@@ -200,8 +202,10 @@ class Metadata:
         its own, and shifted by the lines before that statement. The statement is the
         top-level one, or with :attr:`source` the one in a top-level class's body (a
         method, usually, rendered in a class of one line); its lines then come from
-        the ``ast`` instead of rendering what comes before. The answer is the same (a
-        test compares them on every corpus).
+        the ``ast`` instead of rendering what comes before. A statement inside it (in a
+        function's body) is rendered alone, and with :attr:`source` its line also
+        comes from the ``ast`` (:meth:`_source_line`) instead of rendering the whole
+        anchor. The answer is the same (a test compares them on every corpus).
         """
         if "positions" in self.__dict__:
             rng = self.positions[node]
@@ -221,7 +225,9 @@ class Metadata:
                 ranges = self._statement_positions[id(inner)] = self._render(cst.If(
                     test=cst.Name("_"), body=cst.IndentedBlock(
                         body=[inner], indent=self._indentation(inner))))  # type: ignore
-            shift += self._rendered_lines(anchor, cls)[id(inner)] - 2
+            start = self._source_line(inner, anchor)
+            shift += (start - self._first_lines[id(anchor)] + (0 if cls is None else 1)
+                      if start is not None else self._rendered_lines(anchor, cls)[id(inner)]) - 2
         else:
             ranges = self._statement_positions.get(id(anchor))
             if ranges is None:
@@ -229,6 +235,51 @@ class Metadata:
                     self._rendered_anchor(anchor, cls))
         rng = ranges[node]
         return rng.start.line + shift, rng.start.column, rng.end.line + shift, rng.end.column
+
+    def _source_line(self, inner: cst.CSTNode, anchor: cst.CSTNode) -> int | None:
+        """The line (1-based) where ``inner``, a statement inside ``anchor``, starts (its
+        leading lines first), from the ``ast`` of :attr:`source`: the statements on the
+        way down from the anchor, each matched to the ``ast`` by its place in its block.
+        Rendering the anchor for it (a whole ``main`` of a training script, say) cost more
+        than the rest of the positions. None when the two trees do not match there."""
+        statements = self._ast_statements
+        node = statements.get(id(anchor)) if statements is not None else None
+        if node is None:
+            return None
+        chain = []
+        current: cst.CSTNode | None = inner
+        while current is not anchor:
+            if current is None:
+                return None
+            if isinstance(current, cst.BaseStatement):
+                chain.append(current)
+            current = self.parents.get(current)
+        outer: cst.CSTNode = anchor
+        for statement in reversed(chain):
+            node = _ast_child(outer, node, statement, self.parents, self._blocks)
+            if node is None:
+                return None
+            outer = statement
+        return _first_line(statement, node) - _leading(statement, node)  # type: ignore
+
+    @functools.cached_property
+    def _ast_statements(self) -> dict[int, ast.stmt] | None:
+        """The ``ast`` statement of each top-level statement and each statement of a
+        top-level class's body (the first of a line of several), when :attr:`source`
+        matches the module (as :meth:`_first_lines` uses it)."""
+        if self.source is None or self.source.lines_before(self.module) is None:
+            return None
+        found: dict[int, ast.stmt] = {}
+        for statement, node in zip(self.module.body, _statement_nodes(
+                self.module.body, self.source.tree.body), strict=False):
+            found[id(statement)] = node
+            if isinstance(statement, cst.ClassDef) and isinstance(node, ast.ClassDef) and (
+                isinstance(statement.body, cst.IndentedBlock)
+            ):
+                found.update((id(s), n) for s, n in zip(
+                    statement.body.body, _statement_nodes(statement.body.body, node.body),
+                    strict=False))
+        return found
 
     def _rendered_anchor(self, anchor: cst.CSTNode, cls: cst.ClassDef | None) -> cst.CSTNode:
         """What is rendered for a statement's positions: itself, or, in a class body, a
@@ -404,6 +455,79 @@ def _lines_before(statements: Sequence[cst.BaseStatement],
         found[id(statement)] = first - 1 - leading
         count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
     return found if count == len(nodes) and len(found) == len(statements) else None
+
+
+#: LibCST's compound statements and the ``ast`` types each can be.
+_COMPOUND = {
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef), cst.ClassDef: (ast.ClassDef,),
+    cst.If: (ast.If,), cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,),
+    cst.Try: (ast.Try,), cst.TryStar: (getattr(ast, "TryStar", ast.Try),),
+    cst.With: (ast.With, ast.AsyncWith), cst.Match: (ast.Match,),
+}
+
+
+def _ast_child(outer: cst.CSTNode, node: ast.stmt, statement: cst.CSTNode,
+               parents: Mapping[cst.CSTNode, cst.CSTNode],
+               blocks: dict[int, dict[int, ast.stmt]]) -> ast.stmt | None:
+    """The ``ast`` statement of ``statement``, which sits in a block of ``outer`` (whose
+    ``ast`` statement is ``node``); None when the trees do not match. ``blocks`` keeps
+    each block's statements matched, by the ``id`` of its LibCST block."""
+    if not isinstance(node, _COMPOUND.get(type(outer), ())):
+        return None
+    holder = parents.get(statement)
+    if isinstance(outer, cst.If) and holder is outer and outer.orelse is statement:  # elif
+        orelse = node.orelse  # type: ignore[attr-defined]
+        return orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+    if not isinstance(holder, cst.IndentedBlock):
+        return None
+    owner = parents.get(holder)
+    if owner is outer:
+        nodes = node.body  # type: ignore[attr-defined]
+    elif parents.get(owner) is not outer:  # type: ignore[arg-type]
+        return None
+    elif isinstance(owner, cst.Else):
+        nodes = node.orelse  # type: ignore[attr-defined]
+    elif isinstance(owner, cst.Finally):
+        nodes = node.finalbody  # type: ignore[attr-defined]
+    elif isinstance(owner, (cst.ExceptHandler, cst.ExceptStarHandler)):
+        handlers = outer.handlers  # type: ignore[attr-defined]
+        index = next((i for i, h in enumerate(handlers) if h is owner), None)
+        if index is None or len(handlers) != len(node.handlers):  # type: ignore[attr-defined]
+            return None
+        nodes = node.handlers[index].body  # type: ignore[attr-defined]
+    elif isinstance(owner, cst.MatchCase):
+        cases = outer.cases  # type: ignore[attr-defined]
+        index = next((i for i, c in enumerate(cases) if c is owner), None)
+        if index is None or len(cases) != len(node.cases):  # type: ignore[attr-defined]
+            return None
+        nodes = node.cases[index].body  # type: ignore[attr-defined]
+    else:
+        return None
+    matched = blocks.get(id(holder))
+    if matched is None:  # each block once: a function of n findings in one long block
+        matched = blocks[id(holder)] = {} if sum(
+            len(s.body) if isinstance(s, cst.SimpleStatementLine) else 1
+            for s in holder.body) != len(nodes) else {
+            id(candidate): found for candidate, found in zip(
+                holder.body, _statement_nodes(holder.body, nodes), strict=False)}
+    found = matched.get(id(statement))
+    kinds = _COMPOUND.get(type(statement))
+    return found if found is not None and (kinds is None or isinstance(found, kinds)) else None
+
+
+def _first_line(statement: cst.CSTNode, node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno
+
+
+def _leading(statement: cst.CSTNode, node: ast.stmt) -> int:
+    """The lines LibCST puts before ``statement``'s first line (comments, empty lines),
+    counted as :func:`_lines_before` counts them."""
+    leading = len(getattr(statement, "leading_lines", ()))
+    if getattr(node, "decorator_list", None) and isinstance(statement,
+                                                             (cst.FunctionDef, cst.ClassDef)):
+        leading += len(statement.decorators[0].leading_lines)
+    return leading
 
 
 def _libcst_version() -> tuple[int, ...]:
