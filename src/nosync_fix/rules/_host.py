@@ -516,8 +516,18 @@ def loaded_to_device(analysis: ModuleAnalysis, name: cst.Name) -> str | None:
     access = analysis.md.access(name)
     if access is None or access.scope is None:
         return None
+    # The answer is the scope's, not the use's: once per (scope, name), or every use of a
+    # name a long function rebinds again and again walks all its bindings (quadratic).
+    memo = analysis.memo("host.loaded_to_device")
+    key = (id(access.scope), name.value)
+    if key not in memo:
+        memo[key] = _loaded_to_device(analysis, access.scope, name.value)
+    return memo[key]  # type: ignore[return-value]
+
+
+def _loaded_to_device(analysis: ModuleAnalysis, scope: object, name: str) -> str | None:
     md = analysis.md
-    for assignment in access.scope.assignments[name.value]:
+    for assignment in scope.assignments[name]:  # type: ignore[attr-defined]
         target = getattr(assignment, "node", None)
         holder = md.parent(target) if target is not None else None
         assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None

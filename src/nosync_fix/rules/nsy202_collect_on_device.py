@@ -418,9 +418,17 @@ class CollectOnDevice(Rule):
         names = {n for c in collects for n in self._tensor_names(c.tensor)}
         if not names:
             return None
-        for test in _tests(loop):
-            if self.analysis.loops.periodic(test):
-                continue  # read every N steps: collecting saves the other steps' waits
+        memo = self.analysis.memo("nsy202.loop_tests")
+        if id(loop) not in memo:
+            # Each test once per loop, with the names it mentions: a candidate's names are
+            # looked for only in the tests that mention one (a walk of every test for every
+            # collection of a long loop made the rule quadratic).
+            memo[id(loop)] = [(test, _mentioned(test)) for test in _tests(loop)
+                              if not self.analysis.loops.periodic(test)]
+        for test, mentioned in memo[id(loop)]:  # type: ignore[union-attr]
+            if mentioned.isdisjoint(names):
+                continue  # (periodic tests, read every N steps, were left out above:
+                # collecting saves the other steps' waits)
             found = self._host_use_of(test, names)
             if found is not None:
                 line = self.md.position(test)[0]
@@ -704,6 +712,11 @@ def _names(expr: cst.CSTNode) -> list[cst.Name]:
 
     expr.visit(Names())
     return found
+
+
+def _mentioned(expr: cst.BaseExpression) -> frozenset[str]:
+    """Every name an expression mentions."""
+    return frozenset(name.value for name in _names(expr))
 
 
 def _tests(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
