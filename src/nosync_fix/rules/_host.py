@@ -11,7 +11,7 @@ import libcst as cst
 from ..analysis import Kind, ModuleAnalysis, Value
 from ..analysis import _tables as T
 from ..analysis.base import call_name, keyword_arg, positional_args
-from ._scalars import single_binding_value
+from ._scalars import assignment_of, single_binding_value
 
 _CPU_FACTORIES = frozenset({
     "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
@@ -117,11 +117,8 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
         visiting.add(name.value)
         try:
             for referent in referents:
-                target = getattr(referent, "node", None)
-                holder = analysis.md.parent(target) if isinstance(target, cst.Name) else None
-                assign = analysis.md.parent(holder) if isinstance(
-                    holder, cst.AssignTarget) else None
-                if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                assign = assignment_of(analysis.md, getattr(referent, "node", None))
+                if assign is None or len(assign.targets) != 1:
                     return False
                 value = assign.value
                 if isinstance(value, cst.UnaryOperation):
@@ -441,16 +438,20 @@ def _within(md: object, node: cst.CSTNode, containers: list[cst.CSTNode]) -> boo
     return any(a is c for a in md.ancestors(node) for c in containers)  # type: ignore[attr-defined]
 
 
-def _iterated(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:
-    """The iterable of the only ``for`` (or comprehension) that binds ``name``."""
+def _only_binding(analysis: ModuleAnalysis, name: cst.Name) -> cst.CSTNode | None:
+    """The node of the only binding of ``name`` in its scope, or None."""
     access = analysis.md.access(name)
     if access is None or access.scope is None:
         return None
     assignments = list(access.scope.assignments[name.value])
-    if len(assignments) != 1:
-        return None
-    holder = analysis.md.parent(assignments[0].node)
-    if isinstance(holder, (cst.For, cst.CompFor)) and holder.target is assignments[0].node:
+    return getattr(assignments[0], "node", None) if len(assignments) == 1 else None
+
+
+def _iterated(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:
+    """The iterable of the only ``for`` (or comprehension) that binds ``name``."""
+    node = _only_binding(analysis, name)
+    holder = analysis.md.parent(node) if node is not None else None
+    if isinstance(holder, (cst.For, cst.CompFor)) and holder.target is node:
         return holder.iter
     return None
 
@@ -528,10 +529,8 @@ def loaded_to_device(analysis: ModuleAnalysis, name: cst.Name) -> str | None:
 def _loaded_to_device(analysis: ModuleAnalysis, scope: object, name: str) -> str | None:
     md = analysis.md
     for assignment in scope.assignments[name]:  # type: ignore[attr-defined]
-        target = getattr(assignment, "node", None)
-        holder = md.parent(target) if target is not None else None
-        assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-        if not isinstance(assign, cst.Assign):
+        assign = assignment_of(md, getattr(assignment, "node", None))
+        if assign is None:
             continue
         value: cst.BaseExpression = assign.value
         if not isinstance(value, (cst.Subscript, cst.Attribute)):
@@ -551,9 +550,8 @@ def _bound_values(analysis: ModuleAnalysis, name: cst.BaseExpression) -> list[cs
         return []
     calls = []
     for assignment in access.scope.assignments[name.value]:  # type: ignore[attr-defined]
-        holder = analysis.md.parent(getattr(assignment, "node", None))
-        assign = analysis.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call):
+        assign = assignment_of(analysis.md, getattr(assignment, "node", None))
+        if assign is not None and isinstance(assign.value, cst.Call):
             calls.append(assign.value)
     return calls
 
@@ -591,14 +589,8 @@ def iterated_tensor(analysis: ModuleAnalysis, name: cst.Name) -> tuple[str, str]
       ``generate`` returns a tensor of token ids in Hugging Face models, nanoGPT and
       minGPT.
     """
-    access = analysis.md.access(name)
-    if access is None or access.scope is None:
-        return None
-    assignments = list(access.scope.assignments[name.value])
-    if len(assignments) != 1:
-        return None
     md = analysis.md
-    node = getattr(assignments[0], "node", None)
+    node = _only_binding(analysis, name)
     holder = md.parent(node) if node is not None else None
     position = None
     if isinstance(holder, cst.Element):
