@@ -282,16 +282,14 @@ class CollectOnDevice(Rule):
         loop = self.analysis.loops.enclosing_loop(collect.node)
         if loop is None:
             return
-        what = short(collect.node)
-        when = self.analysis.loops.every_step(collect.node)
-        message = (f"`{what}` copies a device value to the host {when}; collect the "
-                   "tensors and convert once after the loop")
+        copies = (f"`{short(collect.node)}` copies a device value to the host "
+                  f"{self.analysis.loops.every_step(collect.node)}")
+        message = f"{copies}; collect the tensors and convert once after the loop"
         # This collect's own reason to be left alone comes first: other reasons for no fix
         # (the list is read in the loop) would come with advice that does not fit it.
         own = self._read_again([collect], loop) or self._large([collect])
         if own is not None:
-            self.report(collect.node, f"`{what}` copies a device value to the host {when}; "
-                                      f"left as it is: {own}")
+            self.report(collect.node, f"{copies}; left as it is: {own}")
             return
         if not isinstance(receiver, cst.Name):
             self.report(collect.node, message + " (no automatic fix: the list is not a local "
@@ -299,8 +297,7 @@ class CollectOnDevice(Rule):
             return
         plan = self._plan(receiver, loop)
         if plan.left_alone:
-            message = f"`{what}` copies a device value to the host {when}; left as it is: " \
-                      f"{plan.why_not}"
+            message = f"{copies}; left as it is: {plan.why_not}"
         elif plan.rewrite is None:
             message += f" (no automatic fix: {plan.why_not})"
         self.report(collect.node, message, plan.rewrite)
@@ -422,13 +419,13 @@ class CollectOnDevice(Rule):
         if id(loop) not in memo:
             # Each test once per loop, with the names it mentions: a candidate's names are
             # looked for only in the tests that mention one (a walk of every test for every
-            # collection of a long loop made the rule quadratic).
+            # collection of a long loop made the rule quadratic). A test run every N steps
+            # is left out: collecting saves the other steps' waits.
             memo[id(loop)] = [(test, _mentioned(test)) for test in _tests(loop)
                               if not self.analysis.loops.periodic(test)]
         for test, mentioned in memo[id(loop)]:  # type: ignore[union-attr]
             if mentioned.isdisjoint(names):
-                continue  # (periodic tests, read every N steps, were left out above:
-                # collecting saves the other steps' waits)
+                continue
             found = self._host_use_of(test, names)
             if found is not None:
                 line = self.md.position(test)[0]
