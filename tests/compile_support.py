@@ -1,5 +1,6 @@
-"""What the compiled-rewrite tests share: running a fixed source, counting the graphs a
-backend is given, and counting graph breaks. Imported after ``pytest.importorskip("torch")``.
+"""What the rewrite tests share: running a fixed source, counting the graphs a backend is
+given, counting graph breaks, and comparing results bit for bit. Imported after
+``pytest.importorskip("torch")``.
 """
 
 from __future__ import annotations
@@ -36,3 +37,24 @@ def graph_breaks(fn: Callable, *args) -> int:  # type: ignore[no-untyped-def]
     """Dynamo's graph-break count for one call of ``fn``, from a fresh cache."""
     torch._dynamo.reset()
     return torch._dynamo.explain(fn)(*args).graph_break_count
+
+
+def assert_identical(before, after) -> None:  # type: ignore[no-untyped-def]
+    """The same types and values to the last bit: floats by their hex form, lists and
+    tuples element by element, arrays and tensors with their dtype (NaN equal to NaN in
+    arrays)."""
+    import numpy as np
+
+    assert type(after) is type(before), (before, after)
+    if isinstance(before, (list, tuple)):
+        assert len(after) == len(before)
+        for b, a in zip(before, after, strict=True):
+            assert_identical(b, a)
+    elif isinstance(before, float):
+        assert after.hex() == before.hex(), (before, after)
+    elif isinstance(before, np.ndarray):
+        assert before.dtype == after.dtype and np.array_equal(before, after, equal_nan=True)
+    elif isinstance(before, torch.Tensor):
+        assert before.dtype == after.dtype and torch.equal(before, after)
+    else:
+        assert after == before, (before, after)

@@ -15,6 +15,8 @@ from nosync_fix import fix_code
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
+from compile_support import assert_identical as _same  # noqa: E402
+
 from nosync_fix.runtime import to_host  # noqa: E402
 from nosync_fix.verify.syncs import count_syncs  # noqa: E402
 
@@ -25,22 +27,6 @@ def _run(source: str, *args):  # type: ignore[no-untyped-def]
     with count_syncs("<program>", "cpu") as reads:
         result = namespace["run"](*args)
     return result, reads.total
-
-
-def _same(before, after) -> None:  # type: ignore[no-untyped-def]
-    assert type(after) is type(before), (before, after)
-    if isinstance(before, (list, tuple)):
-        assert len(after) == len(before)
-        for b, a in zip(before, after, strict=True):
-            _same(b, a)
-    elif isinstance(before, float):
-        assert after.hex() == before.hex(), (before, after)
-    elif isinstance(before, np.ndarray):
-        assert before.dtype == after.dtype and np.array_equal(before, after, equal_nan=True)
-    elif isinstance(before, torch.Tensor):
-        assert before.dtype == after.dtype and torch.equal(before, after)
-    else:
-        assert after == before, (before, after)
 
 
 def check(source: str, *args, unsafe: bool = False,  # type: ignore[no-untyped-def]

@@ -19,6 +19,7 @@ from nosync_fix import fix_code
 
 torch = pytest.importorskip("torch")
 from compile_support import GraphCounter, namespace  # noqa: E402
+from compile_support import assert_identical as _same  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -63,18 +64,6 @@ def _count_inputs(seed: int) -> tuple:
 def _perplexity_inputs(seed: int) -> tuple:
     generator = torch.Generator().manual_seed(seed)
     return [torch.rand(6, generator=generator) * 3 for _ in range(4)],
-
-
-def _same(before, after) -> None:  # type: ignore[no-untyped-def]
-    assert type(after) is type(before), (before, after)
-    if isinstance(before, (list, tuple)):
-        assert len(after) == len(before)
-        for b, a in zip(before, after, strict=True):
-            _same(b, a)
-    elif isinstance(before, float):
-        assert after.hex() == before.hex(), (before, after)
-    else:
-        assert after == before, (before, after)
 
 
 def _compiled_runs(code: str, inputs, calls: int = 6):  # type: ignore[no-untyped-def]
