@@ -152,3 +152,57 @@ def test_a_failed_in_place_write_restores_the_file(project: Path, monkeypatch) -
         files._write_in_place(str(path), b"x = 1\n" * 100, TRAIN.encode())
     monkeypatch.setattr(files.os, "fsync", real_fsync)
     assert path.read_text() == TRAIN
+
+
+def _unnamed_files_work_in(folder: Path) -> bool:
+    try:
+        os.close(os.open(folder, getattr(os, "O_TMPFILE", 0) | os.O_WRONLY, 0o600))
+    except (OSError, ValueError):
+        return False
+    return hasattr(os, "O_TMPFILE")
+
+
+def folder_while_writing(project: Path, monkeypatch) -> list[str]:
+    """What ``project`` holds at the moment the fixed bytes are flushed to disk."""
+    seen: list[str] = []
+    real_fsync = os.fsync
+
+    def look(descriptor: int) -> None:
+        seen.extend(sorted(p.name for p in project.iterdir()))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(files.os, "fsync", look)
+    result = invoke("-j", "1", "train.py")
+    assert result.exit_code == 0, result.output
+    return seen
+
+
+def test_the_file_being_written_has_no_name_until_it_is_whole(project: Path,
+                                                               monkeypatch) -> None:
+    """A run killed while it writes (SIGKILL, which no handler sees) leaves no temporary
+    file in the user's tree: on Linux the new file is linked in only once its bytes are
+    on disk, just before it replaces the original."""
+    if not _unnamed_files_work_in(project):
+        pytest.skip("no O_TMPFILE here")
+    path = project / "train.py"
+    path.write_text(TRAIN)
+    path.chmod(0o751)
+    assert folder_while_writing(project, monkeypatch) == ["train.py"]
+    assert FIXED_LINE in path.read_text()
+    assert sorted(p.name for p in project.iterdir()) == ["train.py"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+
+
+def test_without_unnamed_files_a_named_temporary_is_used_and_removed(project: Path,
+                                                                     monkeypatch) -> None:
+    monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+    path = project / "train.py"
+    path.write_text(TRAIN)
+    path.chmod(0o640)
+    seen = folder_while_writing(project, monkeypatch)
+    assert len(seen) == 2 and seen[0].startswith(".train.py.") and seen[0].endswith(
+        files.TEMPORARY_SUFFIX) and seen[1] == "train.py", seen
+    assert FIXED_LINE in path.read_text()
+    assert sorted(p.name for p in project.iterdir()) == ["train.py"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+

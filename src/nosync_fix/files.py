@@ -10,7 +10,9 @@ always processed, unless ``force-exclude`` is set and an exclude pattern matches
 or a folder above it inside the project (:meth:`Settings.is_force_excluded`).
 
 Writes go to a temporary file in the same folder, which then replaces the
-original (``os.replace``), keeping its permission bits, owner and group. A file
+original (``os.replace``), keeping its permission bits, owner and group. On Linux
+that file has no name until its bytes are on disk, so a run killed mid-write leaves
+no temporary file behind. A file
 with several hard links, or whose owner or group the new file cannot be given
 (not running as root), is instead rewritten in place, as black and ruff always
 do: its links, owner and group stay, at the cost of atomicity (on a failed write
@@ -24,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import stat
 import tempfile
 from collections.abc import Sequence
@@ -35,6 +38,8 @@ from .config import Settings
 from .findings import FileError
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: The suffix of the temporary file a write goes through before it replaces the original.
+TEMPORARY_SUFFIX = ".nosync-tmp"
 
 
 class FileProblem(Exception):
@@ -360,9 +365,9 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
         _write_in_place(target, data, expected)  # a new file would break the links
         return
     folder, name = os.path.split(target)
+    folder = folder or "."
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.",
-                                                 suffix=".nosync-tmp")
+        descriptor, temporary = _new_file_beside(folder, name)
     except OSError as error:
         raise FileProblem(f"cannot write next to the file: {_reason(error)}") from None
     try:
@@ -371,23 +376,67 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
             made = os.fstat(handle.fileno())
-        if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid) and hasattr(os, "chown"):
-            try:
-                os.chown(temporary, info.st_uid, info.st_gid)  # before chmod: it clears setuid
-            except PermissionError:  # only root gives files away: keep the file itself
+            # The unnamed file has no path yet: set it up through its descriptor.
+            place = handle.fileno() if temporary is None else temporary
+            if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid) and hasattr(os, "chown"):
+                try:
+                    os.chown(place, info.st_uid, info.st_gid)  # before chmod: it clears setuid
+                except PermissionError:  # only root gives files away: keep the file itself
+                    place = None
+            if place is not None:
+                os.chmod(place, mode)
+                if temporary is None:
+                    temporary = _name_unnamed(handle.fileno(), folder, name)
+        if place is None:
+            if temporary is not None:
                 os.unlink(temporary)
-                _write_in_place(target, data, expected)
-                return
-        os.chmod(temporary, mode)
+            _write_in_place(target, data, expected)
+            return
         os.replace(temporary, target)
     except BaseException as error:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
         if isinstance(error, OSError):
             raise FileProblem(f"cannot write: {_reason(error)}") from None
         raise
+
+
+def _new_file_beside(folder: str, name: str) -> tuple[int, str | None]:
+    """A new file in ``folder`` open for writing, and its path. On Linux the file has no
+    name (``O_TMPFILE``) until :func:`_name_unnamed` gives it one, just before it
+    replaces the original: a process killed while writing (SIGKILL cannot be caught)
+    leaves nothing behind. Elsewhere, or where the file system cannot, a named
+    temporary file."""
+    unnamed = getattr(os, "O_TMPFILE", 0)
+    if unnamed and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(folder, unnamed | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0),
+                           0o600), None
+        except OSError:
+            pass  # a file system without O_TMPFILE: EOPNOTSUPP, EISDIR on old kernels
+    return tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=TEMPORARY_SUFFIX)
+
+
+def _name_unnamed(descriptor: int, folder: str, name: str) -> str:
+    """Give the unnamed file open at ``descriptor`` a fresh name in ``folder``; that
+    name. The link never replaces an existing file, nor follows a link planted there."""
+    # A folder descriptor makes os.link call linkat with AT_SYMLINK_FOLLOW: plain link()
+    # would try to link /proc's magic link itself, across devices.
+    directory = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        while True:
+            temporary = f".{name}.{secrets.token_hex(4)}{TEMPORARY_SUFFIX}"
+            try:
+                os.link(f"/proc/self/fd/{descriptor}", temporary, dst_dir_fd=directory,
+                        follow_symlinks=True)
+                return os.path.join(folder, temporary)
+            except FileExistsError:
+                continue
+    finally:
+        os.close(directory)
 
 
 def _write_in_place(target: str, data: bytes, expected: bytes) -> None:
