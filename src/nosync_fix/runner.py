@@ -219,6 +219,9 @@ def _isolated(filename: str, settings: Settings, mode: Mode, with_edits: bool,
     return answer
 
 
+#: How long a stopped pool's manager thread may take to wind up (seconds).
+_MANAGER_JOIN_TIMEOUT = 2.0
+
 #: How often a worker checks that the main process is still there (seconds).
 _PARENT_CHECK_INTERVAL = 0.2
 
@@ -247,11 +250,17 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
     if terminate is not None:
         terminate()
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        with contextlib.suppress(OSError, ValueError):
-            process.terminate()
-    pool.shutdown(wait=False)  # the pool sees its workers gone and fails their futures
+    else:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, ValueError):
+                process.terminate()
+        pool.shutdown(wait=False)  # the pool sees its workers gone and fails their futures
+    # Let the pool's manager thread finish closing its wakeup pipe before the program
+    # exits: Python 3.11's exit hook writes to that pipe and, racing the close, printed
+    # a traceback ("Bad file descriptor") after "interrupted".
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=_MANAGER_JOIN_TIMEOUT)
 
 
 def process_file(filename: str, settings: Settings, mode: Mode,
