@@ -330,11 +330,24 @@ def test_conversions_and_plain_reads_are_no_accumulation() -> None:
     "            return x\n",
     "for x in xs:\n    if isinstance(x, int) or hasattr(x, 'y'):\n        pass\n",
     "for i, x in enumerate(xs):\n    y = x[i][1:3, ::2]\n    total += 1\n",
+    # What forward tests of its tensors' metadata and type: host, whatever they hold.
+    "class M(nn.Module):\n    def forward(self, h):\n        h = h.abs()\n"
+    "        if h.shape[0] >= 64 and h.dtype == torch.float16:\n            pass\n",
+    "class M(nn.Module):\n    def forward(self, t):\n        if not torch.is_tensor(t):\n"
+    "            t = torch.tensor([t])\n        return t\n",
 ])
 def test_host_code_gives_no_signal(source: str) -> None:
     found = _hot(source)
     assert not found & (Signal.CONDITION | Signal.OUTPUT | Signal.DATA_DEPENDENT
                         | Signal.ACCUMULATE | Signal.READ), found
+
+
+@pytest.mark.parametrize("test", ["h.abs().max() > 3", "h.sum() > 0 and h.shape[0] > 1",
+                                  "torch.is_tensor(h) and h.item() > 0"])
+def test_what_forward_computes_from_its_tensors_still_signals(test: str) -> None:
+    source = (f"class M(nn.Module):\n    def forward(self, h):\n        if {test}:\n"
+              "            pass\n")
+    assert Signal.CONDITION in _hot(source)
 
 
 def test_too_deep_to_scan_means_everything() -> None:

@@ -156,7 +156,17 @@ class MaybeTensors:
         ``forward`` or of a compiled function with :data:`ARRAY_METHODS` (``h.abs().max()``,
         ``total`` bound to ``x.sum()``): the rules report tests on such values as presumed
         device reads (``rules._conditions.presumed_parameter``, which this mirrors)."""
-        return any(self._presumed(part, False, 0) for part in ast.walk(node))
+        # Not below a part that is host whatever it holds (`h.shape[0] > 64`, `h.dtype ==
+        # torch.float16`): the rules' presumption never looks through one.
+        stack: list[ast.AST] = [node]
+        while stack:
+            part = stack.pop()
+            if self._presumed(part, False, 0):
+                return True
+            if type(part) in (ast.Attribute, ast.Call) and self._host_whatever_its_parts(part):
+                continue
+            stack.extend(syntax.children(part))
+        return False
 
     def _presumed(self, node: ast.AST, evidence: bool, depth: int) -> bool:
         if depth > 6:
@@ -345,7 +355,9 @@ class MaybeTensors:
         if kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             if isinstance(func, ast.Attribute):
-                return func.attr in T.METADATA_METHODS
+                return func.attr in T.METADATA_METHODS or (
+                    func.attr in _TYPE_TESTS and any(
+                        q in _TORCH_TYPE_TESTS for q in self.torch_names(func)))
             return isinstance(func, ast.Name) and func.id in T.HOST_RESULT_BUILTINS and not any(
                 self._bindings_of(func))
         if kind is ast.Compare:
@@ -904,6 +916,9 @@ class _Collector(ast.NodeVisitor):
 _TRACKED_LIBRARIES = frozenset({"torch", "math", "numpy"})
 #: torch predicates the rules take for device conditions whatever their arguments.
 _DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
+#: torch functions that answer from an object's type or dtype alone, never reading it.
+_TYPE_TESTS = frozenset({"is_tensor", "is_storage", "is_floating_point", "is_complex"})
+_TORCH_TYPE_TESTS = frozenset(f"torch.{name}" for name in _TYPE_TESTS)
 _ORDER_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 
 
