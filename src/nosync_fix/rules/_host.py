@@ -354,7 +354,15 @@ def reaching_value(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpressi
     bindings = [a.node for a in access.scope.assignments[name.value]]
     if not bindings:
         return None
-    md = analysis.md
+    # Each binding with the ids of the nodes it lies in, itself included, and those of
+    # all of them: "is a binding in this statement" is then a look-up, not a walk up
+    # from every binding for every statement of a long block.
+    inside = _ids_around(analysis, bindings)
+    unions = analysis.memo("_host.ids_around_any")
+    key = (id(access.scope), name.value)
+    around_any = unions.get(key)
+    if around_any is None:
+        around_any = unions[key] = frozenset().union(*inside)
     loops: list[cst.CSTNode] = []
     node: cst.CSTNode = name
     while True:
@@ -371,11 +379,11 @@ def reaching_value(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpressi
             earlier = body[position]
             value = _plain_assignment(earlier, name.value)
             if value is None:
-                if any(_within(md, b, [earlier]) for b in bindings):
+                if id(earlier) in around_any:
                     return None  # bound another way (a loop, a with, a branch): unknown
                 continue
-            others = [b for b in bindings if not _within(md, b, [earlier])]
-            if any(_within(md, b, body[position + 1:index + 1] + loops) for b in others):
+            later = {id(c) for c in body[position + 1:index + 1]} | {id(c) for c in loops}
+            if any(id(earlier) not in ids and not later.isdisjoint(ids) for ids in inside):
                 return None  # another binding between, or in a loop around the use
             return value
         node = block
@@ -431,11 +439,17 @@ def _plain_assignment(statement: cst.CSTNode, name: str) -> cst.BaseExpression |
     return None
 
 
-def _within(md: object, node: cst.CSTNode, containers: list[cst.CSTNode]) -> bool:
-    """Whether ``node`` is one of ``containers`` or inside one."""
-    if any(node is c for c in containers):
-        return True
-    return any(a is c for a in md.ancestors(node) for c in containers)  # type: ignore[attr-defined]
+def _ids_around(analysis: ModuleAnalysis, nodes: list[cst.CSTNode]) -> list[frozenset[int]]:
+    """For each of ``nodes``, the ids of the node and of every node above it (memoised)."""
+    memo = analysis.memo("_host.ids_around")
+    found = []
+    for node in nodes:
+        ids = memo.get(id(node))
+        if ids is None:
+            ids = memo[id(node)] = frozenset(
+                [id(node), *map(id, analysis.md.ancestors(node))])
+        found.append(ids)
+    return found  # type: ignore[return-value]
 
 
 def _only_binding(analysis: ModuleAnalysis, name: cst.Name) -> cst.CSTNode | None:
