@@ -300,6 +300,20 @@ def test_only_indexes_that_may_be_masks_select(source: str, selects: bool) -> No
     assert (Signal.DATA_DEPENDENT in _hot(source)) is selects
 
 
+@pytest.mark.parametrize(("call", "dependent"), [
+    ("h.repeat_interleave(r, dim=1)", True),
+    ("torch.repeat_interleave(h, r)", True),
+    ("h.repeat_interleave(r, dim=1, output_size=h.shape[1] * 2)", False),
+    ("h.repeat_interleave(2, dim=1)", False),
+    ("torch.repeat_interleave(h, 3, dim=0)", False),
+    ("h.repeat_interleave(repeats=4)", False),
+])
+def test_repeat_interleave_with_a_static_shape_is_not_data_dependent(call: str,
+                                                                     dependent: bool) -> None:
+    source = f"class M(nn.Module):\n    def forward(self, h, r):\n        return {call}\n"
+    assert (Signal.DATA_DEPENDENT in _hot(source)) is dependent
+
+
 def test_parameters_of_forward_may_be_tensors() -> None:
     source = "class M(nn.Module):\n    def forward(self, x):\n        return x[x > 0].sum()\n"
     assert Signal.DATA_DEPENDENT in _hot(source)
