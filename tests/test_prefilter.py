@@ -312,6 +312,10 @@ def test_repeat_interleave_with_a_static_shape_is_not_data_dependent(call: str,
                                                                      dependent: bool) -> None:
     source = f"class M(nn.Module):\n    def forward(self, h, r):\n        return {call}\n"
     assert (Signal.DATA_DEPENDENT in _hot(source)) is dependent
+    # The function form under an alias of torch: its repeats are the second argument.
+    if call.startswith("torch."):
+        aliased = "import torch as th\n" + source.replace("torch.", "th.")
+        assert (Signal.DATA_DEPENDENT in _hot(aliased)) is dependent
 
 
 def test_parameters_of_forward_may_be_tensors() -> None:

@@ -653,8 +653,21 @@ class _Scanner:
             name == "where" and len(call.args) + len(call.keywords) == 1
         ):
             if self.looks_for(Signal.DATA_DEPENDENT, state) and self._on_device(call, name) and (
-                    name != "repeat_interleave" or not _static_repeats(call)):
+                    name != "repeat_interleave" or not self._static_repeats(call)):
                 self.signal(Signal.DATA_DEPENDENT, state)
+
+    def _static_repeats(self, call: ast.Call) -> bool:
+        """``repeat_interleave`` whose result has a shape known without the data: given
+        ``output_size=``, or repeating by a number written out (``x.repeat_interleave(2,
+        dim=1)``); NSY904 reports only tensor repeats without ``output_size``."""
+        if any(k.arg == "output_size" for k in call.keywords):
+            return True
+        # torch.repeat_interleave(x, repeats) (under any alias); x.repeat_interleave(repeats)
+        function_form = "torch.repeat_interleave" in self.tensors.qualified_names(call.func)
+        positional = call.args[1:2] if function_form else call.args[:1]
+        repeats = positional[0] if positional else next(
+            (k.value for k in call.keywords if k.arg == "repeats"), None)
+        return isinstance(repeats, ast.Constant) and isinstance(repeats.value, int)
 
     def _on_device(self, call: ast.Call, name: str) -> bool:
         """``torch.nonzero(m)``, or ``m.nonzero()`` of what may be a tensor (a boolean one,
@@ -786,20 +799,6 @@ def _batch_callback_names(tree: ast.Module) -> set[str]:
                     T.is_per_batch_event(event.value)) and isinstance(function, ast.Name):
                 names.add(function.id)
     return names
-
-
-def _static_repeats(call: ast.Call) -> bool:
-    """``repeat_interleave`` whose result has a shape known without the data: given
-    ``output_size=``, or repeating by a number written out (``x.repeat_interleave(2,
-    dim=1)``); NSY904 reports only tensor repeats without ``output_size``."""
-    if any(k.arg == "output_size" for k in call.keywords):
-        return True
-    function_form = isinstance(call.func, ast.Attribute) and isinstance(
-        call.func.value, ast.Name) and call.func.value.id == "torch"
-    positional = call.args[1:2] if function_form else call.args[:1]
-    repeats = positional[0] if positional else next(
-        (k.value for k in call.keywords if k.arg == "repeats"), None)
-    return isinstance(repeats, ast.Constant) and isinstance(repeats.value, int)
 
 
 def _names_cpu(call: ast.Call) -> bool:
