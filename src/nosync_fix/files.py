@@ -378,16 +378,17 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
             made = os.fstat(handle.fileno())
             # The unnamed file has no path yet: set it up through its descriptor.
             place = handle.fileno() if temporary is None else temporary
+            in_place = False
             if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid) and hasattr(os, "chown"):
                 try:
                     os.chown(place, info.st_uid, info.st_gid)  # before chmod: it clears setuid
                 except PermissionError:  # only root gives files away: keep the file itself
-                    place = None
-            if place is not None:
+                    in_place = True
+            if not in_place:
                 os.chmod(place, mode)
                 if temporary is None:
                     temporary = _name_unnamed(handle.fileno(), folder, name)
-        if place is None:
+        if in_place:
             if temporary is not None:
                 os.unlink(temporary)
             _write_in_place(target, data, expected)
