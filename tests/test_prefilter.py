@@ -368,6 +368,44 @@ def test_what_forward_computes_from_its_tensors_still_signals(test: str) -> None
     assert Signal.CONDITION in _hot(source)
 
 
+_TOKENIZED = (
+    "def encode(prompts, tokenizers, encoders):\n"
+    "    for prompt, tokenizer, encoder in zip(prompts, tokenizers, encoders):\n"
+    "        inputs = tokenizer(prompt, padding='max_length', return_tensors='pt')\n"
+    "        ids = inputs.input_ids\n"
+    "        longest = tokenizer(prompt, padding='longest', return_tensors=\"pt\").input_ids\n"
+    "{rebind}"
+    "        if longest.shape[-1] >= ids.shape[-1] and not {test}:\n"
+    "            print('truncated')\n"
+    "        encoder(ids.to('cuda'))\n"
+)
+
+
+def test_equal_of_tokenizer_output_is_a_host_test() -> None:
+    # diffusers' SDXL encode_prompt: a loop over its two tokenizers compares CPU tensors.
+    source = "import torch\n" + _TOKENIZED.format(rebind="", test="torch.equal(ids, longest)")
+    assert not _hot(source) & (Signal.CONDITION | Signal.DATA_DEPENDENT)
+    assert not process_source(source, "case.py", Settings(unsafe_fixes=True),
+                              fix=False).findings
+
+
+@pytest.mark.parametrize("rebind, test", [
+    ("", "torch.equal(ids, longest.to('cuda'))"),  # a copy to the device
+    ("", "torch.equal(ids, encoder(ids))"),  # a model's output
+    ("", "torch.equal(input=ids, other=longest)"),  # the rules judge positional arguments
+    ("        longest = longest.to('cuda')\n", "torch.equal(ids, longest)"),  # bound twice
+    ("        ids: torch.Tensor = inputs.input_ids\n", "torch.equal(ids, longest)"),
+    ("        ids = other = inputs.input_ids\n", "torch.equal(ids, longest)"),
+    ("", "any(torch.equal(i, longest) for i in ids)"),  # another scope's name
+    ("        ids = tokenizer(prompt, return_tensors='p' 't').input_ids\n",
+     "torch.equal(ids, longest)"),
+])
+def test_equal_of_what_may_be_on_the_device_still_signals(rebind: str, test: str) -> None:
+    source = "import torch\n" + _TOKENIZED.format(rebind=rebind, test=test)
+    assert Signal.CONDITION in _hot(source)
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+
+
 def test_too_deep_to_scan_means_everything() -> None:
     source = "for x in xs:\n    if " + "+".join(["i"] * 2500) + " > 0:\n        pass\n"
     assert scan(parse(source), source).hot == ALL_SIGNALS

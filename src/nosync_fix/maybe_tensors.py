@@ -89,6 +89,8 @@ class MaybeTensors:
         self._scope_of: dict[int, int] = {}
         #: (scope, name) -> how each binding binds it: (how, node); scope None: by spelling
         self._bindings: dict[tuple[int | None, str], list[tuple[str, ast.AST | None]]] = {}
+        #: ``id`` of the values of plain ``name = value`` statements (one target, a name)
+        self._plain_values: set[int] = set()
         #: names bound by ``global`` or ``nonlocal`` somewhere: resolved by spelling
         self._unscoped: set[str] = set()
         #: attribute -> what is assigned to attributes of that spelling: (how, node)
@@ -186,6 +188,34 @@ class MaybeTensors:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return self._presumed(node.operand, evidence, depth + 1)
         return False
+
+    def host_predicate(self, call: ast.Call) -> bool:
+        """``torch.equal(a, b)`` or ``torch.allclose(a, b)`` of tokenizer output alone
+        (``ids = tokenizer(text, return_tensors="pt").input_ids``): a test of CPU tensors,
+        which the rules' ``host_only`` (``rules._host``) accepts; this mirrors it strictly,
+        for names bound once, by a plain ``name = value``, in the function that tests them."""
+        if call.keywords or not call.args or not any(
+                q in _DEVICE_PREDICATES for q in self.torch_names(call.func)):
+            return False
+        return all(self._made_by_tokenizer(argument, 0) for argument in call.args)
+
+    def _made_by_tokenizer(self, node: ast.AST, depth: int) -> bool:
+        """``rules._host._made_on_host`` down its tokenizer branch, step for step."""
+        if depth > 8:
+            return False
+        if isinstance(node, ast.Name):
+            keys = self._keys(node)
+            if len(keys) != 1 or keys[0][0] != self._scope_of.get(id(node)):
+                return False
+            bindings = self._bindings_at(keys[0])
+            if len(bindings) != 1:
+                return False
+            how, value = bindings[0]
+            return how == "value" and id(value) in self._plain_values and (
+                self._made_by_tokenizer(value, depth + 1))  # type: ignore[arg-type]
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            return self._made_by_tokenizer(node.value, depth + 1)
+        return isinstance(node, ast.Call) and _is_tokenizer_call(node)
 
     def may_be_bool(self, node: ast.expr) -> bool:
         """Whether the rules could take ``node`` for a boolean tensor (a mask): an
@@ -341,8 +371,11 @@ class MaybeTensors:
                     return True
                 if kind is ast.Call and any(q in _DEVICE_PREDICATES for q in self.torch_names(
                         part.func)):  # type: ignore[attr-defined]
-                    return True  # NSY401 checks `torch.allclose(a, b)` whatever a and b are
-                host = self._host_whatever_its_parts(part)
+                    if not self.host_predicate(part):  # type: ignore[arg-type]
+                        return True  # NSY401 checks `torch.allclose(a, b)` of any tensors
+                    host = True
+                else:
+                    host = self._host_whatever_its_parts(part)
             stack.extend((child, host) for child in syntax.children(part))
         return False
 
@@ -689,6 +722,8 @@ class _Collector(ast.NodeVisitor):
         self.facts._scope_of[id(node)] = self.scope
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.facts._plain_values.add(id(node.value))
         for target in node.targets:
             self._target(target, "value", node.value)
         self.generic_visit(node)
@@ -931,6 +966,23 @@ def _never_an_array(how: str, value: ast.AST | None) -> bool:
         return all(_never_an_array("unpacked" if isinstance(e, (ast.Tuple, ast.List)) else
                                    "value", e) for e in value.elts)
     return False
+
+
+def _is_tokenizer_call(call: ast.Call) -> bool:
+    """``tokenizer(text, return_tensors="pt")``, ``self.processor.encode(...,
+    return_tensors="pt")``, as ``rules._host._is_tokenizer_call`` tells them (a string of
+    one literal: LibCST sees ``"p" "t"`` as two)."""
+    tensors = next((k.value for k in call.keywords if k.arg == "return_tensors"), None)
+    if not (isinstance(tensors, ast.Constant) and tensors.value == "pt"
+            and tensors.lineno == tensors.end_lineno
+            and (tensors.end_col_offset or 0) - tensors.col_offset <= 5):  # u"pt" at most
+        return False
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in T.TOKENIZER_METHODS:
+        func = func.value
+    name = func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else "")
+    return "tokenizer" in name.lower() or "processor" in name.lower()
 
 
 def _is_call_of(node: ast.expr | None, name: str) -> bool:

@@ -653,7 +653,8 @@ class _Scanner:
             name == "where" and len(call.args) + len(call.keywords) == 1
         ):
             if self.looks_for(Signal.DATA_DEPENDENT, state) and self._on_device(call, name) and (
-                    name != "repeat_interleave" or not self._static_repeats(call)):
+                    name != "repeat_interleave" or not self._static_repeats(call)) and (
+                    not self.tensors.host_predicate(call)):
                 self.signal(Signal.DATA_DEPENDENT, state)
 
     def _static_repeats(self, call: ast.Call) -> bool:

@@ -277,6 +277,10 @@ BOOL_METHODS = frozenset({
     "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
     "isneginf", "isposinf", "signbit",
 })
+#: Methods of a Hugging Face tokenizer (or processor) that make tensors when called with
+#: ``return_tensors="pt"``: CPU tensors.
+TOKENIZER_METHODS = frozenset({"encode", "encode_plus", "batch_encode_plus", "__call__",
+                               "apply_chat_template", "pad"})
 #: Methods whose result lives where their receiver does.
 SAME_DEVICE_METHODS = frozenset({
     "split", "unbind", "chunk", "view", "reshape", "flatten", "float", "double", "long",

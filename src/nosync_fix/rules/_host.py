@@ -49,9 +49,6 @@ _KEEPS_DEVICE = frozenset({
     "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "numel", "argmax", "argmin",
     "logical_not", "bool", "nonzero", "std", "var", "count_nonzero",
 })
-#: Tokenizer methods that return tensors when called with ``return_tensors="pt"``.
-_TOKENIZER_METHODS = frozenset({"encode", "encode_plus", "batch_encode_plus", "__call__",
-                                "apply_chat_template", "pad"})
 #: Predicates of torch whose result is on the device of their arguments.
 _TORCH_PREDICATES = frozenset({"torch.equal", "torch.allclose", "torch.isclose",
                                "torch.isnan", "torch.isinf", "torch.isfinite", "torch.any",
@@ -334,7 +331,7 @@ def _is_tokenizer_call(analysis: ModuleAnalysis, call: cst.Call) -> bool:
     if not (isinstance(tensors, cst.SimpleString) and tensors.evaluated_value == "pt"):
         return False
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _TOKENIZER_METHODS:
+    if isinstance(func, cst.Attribute) and func.attr.value in T.TOKENIZER_METHODS:
         func = func.value
     name = func.attr.value if isinstance(func, cst.Attribute) else (
         func.value if isinstance(func, cst.Name) else "")
