@@ -251,13 +251,16 @@ def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
                                     "x.backward()\n")
     assert Signal.STORE in _hot("state = t.cpu()\nfor x in xs:\n    state['a'] = x\n"
                                 "x.backward()\n")  # bound to a method's result: maybe a copy
-    assert Signal.STORE in _hot("import numpy\nstate = load()\nfor x in xs:\n"
-                                "    state['a'] = x\nx.backward()\n")  # maybe an array
+    assert Signal.STORE in _hot("import numpy\nstate = numpy.load(f)\nfor x in xs:\n"
+                                "    state['a'] = x\nx.backward()\n")  # an array
+    # An unknown function's result: the analysis never calls it an array.
+    assert Signal.STORE not in _hot("import numpy\nstate = load()\nfor x in xs:\n"
+                                    "    state['a'] = x\nx.backward()\n")
     assert Signal.STORE not in _hot("import numpy\nstate = {}\nfor x in xs:\n"
                                     "    state['a'] = x\nx.backward()\n")  # never one
     assert Signal.STORE not in _hot("import numpy\nstate, n = {}, 0\nfor x in xs:\n"
                                     "    state['a'] = x\nx.backward()\n")
-    assert Signal.STORE in _hot("import numpy\nstate, n = load(), 0\nfor x in xs:\n"
+    assert Signal.STORE in _hot("import numpy\nstate, n = numpy.load(f), 0\nfor x in xs:\n"
                                 "    state['a'] = x\nx.backward()\n")
     # Bound to a method's result: a buffer only when made on the host, as the rules see it.
     assert Signal.STORE not in _hot("state = self.head.losses(t)\nfor x in xs:\n"
@@ -403,6 +406,40 @@ def test_equal_of_tokenizer_output_is_a_host_test() -> None:
 def test_equal_of_what_may_be_on_the_device_still_signals(rebind: str, test: str) -> None:
     source = "import torch\n" + _TOKENIZED.format(rebind=rebind, test=test)
     assert Signal.CONDITION in _hot(source)
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+
+
+_STORE = (
+    "import numpy as np\nimport torch\n{bind}\n"
+    "def run(xs, buf: {annotation} = None):\n{rebind}"
+    "    for i, x in enumerate(xs):\n        buf[:, i] = torch.relu(x.cuda())\n"
+)
+
+
+def test_a_store_into_a_tensor_is_no_store_into_a_host_buffer() -> None:
+    # diffusers: `latents[:, :, i] = ...` into a tensor parameter, in a file with numpy.
+    source = _STORE.format(bind="", annotation="torch.Tensor",
+                           rebind="    buf = prepare(buf)\n    img = np.array(buf)\n")
+    assert Signal.STORE not in _hot(source)
+
+
+@pytest.mark.parametrize("bind, annotation, rebind", [
+    ("", "torch.Tensor", "    buf = np.zeros((3, 3))\n"),
+    ("", "np.ndarray", ""),  # an array by its annotation
+    ("", "'np.ndarray'", "    buf = make()\n"),  # a helper that returns one
+    ("class C:\n    grid = np.zeros(3)\n", "torch.Tensor", "    buf = C().grid\n"),
+    ("", "torch.Tensor", "    buf, n = np.zeros((3, 3)), 3\n"),  # unpacked
+    ("", "torch.Tensor", "    for buf in [np.zeros((3, 3))]:\n        pass\n"),  # iterated
+    ("", "torch.Tensor", "    buf = torch.ones(3, 3).numpy()\n"),
+    ("from numpy import zeros\n", "torch.Tensor", "    buf = zeros((3, 3))\n"),
+    ("", "torch.Tensor", "    out = np.zeros((3, 3))\n    buf = out.T\n"),
+    ("", "torch.Tensor", "    buf = torch.zeros(3, 3, device='cpu')\n"),  # a CPU tensor
+])
+def test_a_store_into_what_may_be_a_host_buffer_still_signals(bind: str, annotation: str,
+                                                              rebind: str) -> None:
+    source = _STORE.format(bind=bind + "\ndef make():\n    return np.zeros((3, 3))\n",
+                           annotation=annotation, rebind=rebind)
+    assert Signal.STORE in _hot(source)
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
 
 

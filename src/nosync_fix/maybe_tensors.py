@@ -89,6 +89,11 @@ class MaybeTensors:
         self._scope_of: dict[int, int] = {}
         #: (scope, name) -> how each binding binds it: (how, node); scope None: by spelling
         self._bindings: dict[tuple[int | None, str], list[tuple[str, ast.AST | None]]] = {}
+        #: names an import from an array library binds (``np``, ``from numpy import zeros``)
+        self._array_imports: set[str] = set()
+        #: attribute -> what a tuple unpacking or a loop binds to attributes of that spelling
+        self._attribute_sources: dict[str, list[tuple[str, ast.AST]]] = {}
+        self._array_spellings: tuple[set[str], set[str], set[str]] | None = None
         #: ``id`` of the values of plain ``name = value`` statements (one target, a name)
         self._plain_values: set[int] = set()
         #: names bound by ``global`` or ``nonlocal`` somewhere: resolved by spelling
@@ -284,12 +289,93 @@ class MaybeTensors:
         if not isinstance(node, ast.Name):
             return False
         bindings = list(self._bindings_of(node))
-        if self._may_have_arrays and not all(_never_an_array(how, value)
-                                            for how, value in bindings):
+        if self._may_have_arrays and node.id in self._array_names()[0]:
             return True  # some binding may give an array
         return any(
             how == "value" and isinstance(value, ast.Call) and self._may_be_made_on_host(value)
             for how, value in bindings)
+
+    def _array_names(self) -> tuple[set[str], set[str], set[str]]:
+        """The spellings of the names, attributes and functions of the file that the
+        analysis could find holding (or returning) a numpy-like array
+        (``analysis.tensors.Value.ARRAY``): bound to an expression that
+        :meth:`_may_hold_array`, or annotated with a type of an array library. Spellings,
+        not scopes: a superset, computed once per file, to a fixed point."""
+        if self._array_spellings is not None:
+            return self._array_spellings
+        names: set[str] = set()
+        attributes: set[str] = set()
+        functions: set[str] = set()
+        found = self._array_spellings = (names, attributes, functions)
+        sources = [(names, {name: bindings for (scope, name), bindings in self._bindings.items()
+                            if scope is None}),
+                   (attributes, self._attributes), (attributes, self._attribute_sources),
+                   (functions, {name: [("value", v) for v in values]
+                                for name, values in self._returns.items()})]
+        changed = True
+        while changed:
+            changed = False
+            for spellings, bound in sources:
+                for spelling, bindings in bound.items():
+                    if spelling not in spellings and any(
+                            self._binding_may_hold_array(how, value) for how, value in bindings):
+                        spellings.add(spelling)
+                        changed = True
+        return found
+
+    def _binding_may_hold_array(self, how: str, value: ast.AST | None) -> bool:
+        if how in ("annotation", "annotated parameter"):
+            return value is not None and any(
+                isinstance(part, ast.Name) and part.id in self._array_imports
+                for part in syntax.walk(value))
+        if how == "value" and isinstance(value, _NOT_ARRAYS):
+            return False  # a literal, or a container: what it holds is no value of the name
+        if how in ("value", "unpacked", "iterated", "counter"):
+            return value is not None and self._may_hold_array(value)
+        # Imports, definitions, `with ... as`, `except ... as`, parameters without an
+        # annotation, `self`: never an array for the analysis (a module, host or unknown).
+        return how not in ("other", "self", "model argument", "parameter", "registered")
+
+    def _may_hold_array(self, node: ast.AST) -> bool:
+        """Whether ``analysis.tensors`` could give ``node`` the value ARRAY (or, for a
+        container, an element that has it): an array library's function or constant, a
+        method of an array (``.numpy()`` of anything), a name, attribute or local
+        function among :meth:`_array_names`, and what computes from those. Not the
+        arguments of a call: the analysis gives no call an array from its arguments."""
+        names, attributes, functions = self._array_spellings or (set(), set(), set())
+        stack = [node]
+        while stack:
+            part = stack.pop()
+            kind = type(part)
+            if kind is ast.Name:
+                if part.id in names or part.id in self._array_imports:  # type: ignore
+                    return True
+            elif kind is ast.Attribute:
+                if part.attr in attributes:  # type: ignore[attr-defined]
+                    return True
+                stack.append(part.value)  # type: ignore[attr-defined]
+            elif kind is ast.Call:
+                func = part.func  # type: ignore[attr-defined]
+                if isinstance(func, ast.Attribute):
+                    if func.attr == "numpy":
+                        return True
+                    stack.append(func)  # `np.zeros(...)`, a method of an array
+                elif isinstance(func, ast.Name) and (func.id in functions
+                                                     or func.id in self._array_imports):
+                    return True
+            elif kind is ast.Subscript or kind is ast.Starred or kind is ast.NamedExpr or (
+                    kind is ast.Await):
+                stack.append(part.value)  # type: ignore[attr-defined]
+            elif kind is ast.UnaryOp:
+                if not isinstance(part.op, ast.Not):  # type: ignore[attr-defined]
+                    stack.append(part.operand)  # type: ignore[attr-defined]
+            elif kind in (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.List, ast.Tuple,
+                          ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+                          ast.GeneratorExp):
+                stack.extend(syntax.children(part))
+            elif kind is ast.comprehension:
+                stack.append(part.iter)  # type: ignore[attr-defined]
+        return False
 
     def _may_be_made_on_host(self, expr: ast.AST, depth: int = 0) -> bool:
         """Whether the rules could find ``expr`` made on the host (``_made_on_host``): a
@@ -715,6 +801,8 @@ class _Collector(ast.NodeVisitor):
             self._target(target.value, "other" if how != "iterated" else how, value)
         elif isinstance(target, ast.Attribute) and how == "value" and value is not None:
             self._attribute(target.attr, "value", value)
+        elif isinstance(target, ast.Attribute) and value is not None:
+            self.facts._attribute_sources.setdefault(target.attr, []).append((how, value))
 
     # -- bindings
 
@@ -799,6 +887,7 @@ class _Collector(ast.NodeVisitor):
             self.facts._imported.add(root)
             if root in T.ARRAY_LIBRARIES:
                 self.facts._may_have_arrays = True
+                self.facts._array_imports.add(alias.asname or root)
             if root in _TRACKED_LIBRARIES:
                 local = alias.asname or root
                 origin = alias.name if alias.asname else root
@@ -813,6 +902,8 @@ class _Collector(ast.NodeVisitor):
             if alias.name == "*":
                 continue  # the analysis does not resolve star imports either
             self._bind_name(alias.asname or alias.name, "other", None)
+            if root in T.ARRAY_LIBRARIES:
+                self.facts._array_imports.add(alias.asname or alias.name)
             if root in _TRACKED_LIBRARIES:
                 self.facts._imports.setdefault(alias.asname or alias.name, []).append(
                     f"{node.module}.{alias.name}")
@@ -955,17 +1046,6 @@ _DEVICE_PREDICATES = frozenset({"torch.equal", "torch.allclose"})
 _TYPE_TESTS = frozenset({"is_tensor", "is_storage", "is_floating_point", "is_complex"})
 _TORCH_TYPE_TESTS = frozenset(f"torch.{name}" for name in _TYPE_TESTS)
 _ORDER_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
-
-
-def _never_an_array(how: str, value: ast.AST | None) -> bool:
-    """Whether a binding certainly binds no array: a literal (``out = {}``), or an element
-    of a literal of literals (``out, buf = {}, {}``)."""
-    if how == "value":
-        return isinstance(value, _NOT_ARRAYS)
-    if how == "unpacked" and isinstance(value, (ast.Tuple, ast.List)):
-        return all(_never_an_array("unpacked" if isinstance(e, (ast.Tuple, ast.List)) else
-                                   "value", e) for e in value.elts)
-    return False
 
 
 def _is_tokenizer_call(call: ast.Call) -> bool:
