@@ -73,6 +73,13 @@ def test_prefilter_changes_nothing(path: Path) -> None:
     # A copy to the host spelled with .to(): NSY903.
     "import torch\n\ndef train(loader):\n    for x in loader:\n"
     "        x = torch.relu(x)\n        y = x.to('cpu')\n",
+    # Stores into CPU tensors made by a helper of the file, or cut from a factory's result
+    # by a method that keeps the device: NSY903.
+    "import torch\n\ndef make():\n    return torch.zeros(3)\n\ndef train(loader):\n"
+    "    buf = make()\n    for i, x in enumerate(loader):\n"
+    "        buf[i] = torch.relu(x.cuda()).sum()\n",
+    "import torch\n\ndef train(loader):\n    buf = torch.zeros(3, 4).abs()\n"
+    "    for i, x in enumerate(loader):\n        buf[i] = torch.relu(x.cuda()).sum()\n",
 ])
 def test_prefilter_keeps_findings_it_once_hid(source: str) -> None:
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))

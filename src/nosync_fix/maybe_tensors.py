@@ -378,28 +378,38 @@ class MaybeTensors:
         return False
 
     def _may_be_made_on_host(self, expr: ast.AST, depth: int = 0) -> bool:
-        """Whether the rules could find ``expr`` made on the host (``_made_on_host``): a
-        torch factory, ``.cpu()``, ``.numpy()``, ``.to(...)``, and what is cut from such a
-        value, iterated, ``reversed`` or converted (``.float()``, ``.view(...)``)."""
+        """Whether the rules could find ``expr`` made on the host (``rules._host.
+        _made_on_host``, step for step, each step taken wherever it might apply): a CPU
+        factory without ``device=`` or with a device written out, a tokenizer's output,
+        ``.cpu()``, ``.numpy()``, ``.to(...)``, what a helper of the file returns, and what
+        is cut from such a value, iterated, ``reversed`` or computed by a method that keeps
+        the device (``.float()``, ``.view(...)``, ``.abs()``)."""
         if depth > 10:
             return True
         if isinstance(expr, ast.Name):
-            return any(how in ("value", "iterated") and value is not None
-                       and self._may_be_made_on_host(value, depth + 1)
-                       for how, value in self._bindings_of(expr))
-        if isinstance(expr, ast.Subscript):
+            return any(how in ("value", "iterated") and value is not None and (
+                isinstance(value, ast.Dict) or self._may_be_made_on_host(value, depth + 1))
+                for how, value in self._bindings_of(expr))
+        if isinstance(expr, (ast.Subscript, ast.Attribute)):
             return self._may_be_made_on_host(expr.value, depth + 1)
         if not isinstance(expr, ast.Call):
             return False
+        if any(k.arg == "return_tensors" for k in expr.keywords):
+            return True  # tokenizer(text, return_tensors="pt")
         func = expr.func
-        if any(True for _ in self.torch_names(func)):
-            return True
-        if isinstance(func, ast.Name) and func.id == "reversed":
-            return bool(expr.args) and self._may_be_made_on_host(expr.args[0], depth + 1)
+        if any(q in T.CPU_FACTORIES for q in self.torch_names(func)):
+            device = next((k.value for k in expr.keywords if k.arg == "device"), None)
+            if device is None or isinstance(device, (ast.Constant, ast.Call)):
+                return True  # no device, or one written out: maybe "cpu"
+        if isinstance(func, ast.Name):
+            if func.id == "reversed":
+                return bool(expr.args) and self._may_be_made_on_host(expr.args[0], depth + 1)
+            return any(self._may_be_made_on_host(value, depth + 1)
+                       for value in self._returns.get(func.id, ()))
         if isinstance(func, ast.Attribute):
             if func.attr in ("cpu", "numpy", "to"):
                 return True
-            if func.attr in T.SAME_DEVICE_METHODS:
+            if func.attr in T.SAME_DEVICE_METHODS or func.attr in T.KEEPS_DEVICE_METHODS:
                 return self._may_be_made_on_host(func.value, depth + 1)
         return False
 

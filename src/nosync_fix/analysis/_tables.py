@@ -277,6 +277,17 @@ BOOL_METHODS = frozenset({
     "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
     "isneginf", "isposinf", "signbit",
 })
+#: torch factories that make a CPU tensor without ``device=`` (or with ``device="cpu"``).
+CPU_FACTORIES = frozenset({
+    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
+    "torch.linspace", "torch.logspace", "torch.eye",
+})
+#: Methods whose result stays where the receiver is (besides SAME_DEVICE_METHODS).
+KEEPS_DEVICE_METHODS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "abs", "prod", "norm", "eq",
+    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "numel", "argmax", "argmin",
+    "logical_not", "bool", "nonzero", "std", "var", "count_nonzero",
+})
 #: Methods of a Hugging Face tokenizer (or processor) that make tensors when called with
 #: ``return_tensors="pt"``: CPU tensors.
 TOKENIZER_METHODS = frozenset({"encode", "encode_plus", "batch_encode_plus", "__call__",

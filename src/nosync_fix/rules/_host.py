@@ -13,11 +13,6 @@ from ..analysis import _tables as T
 from ..analysis.base import call_name, keyword_arg, positional_args
 from ._scalars import assignment_of, single_binding_value
 
-_CPU_FACTORIES = frozenset({
-    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
-    "torch.linspace", "torch.logspace", "torch.eye",
-})
-
 
 def host_transfer(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
     """"cpu", "numpy", "tolist" or "to" when ``node`` copies a tensor to the host.
@@ -43,12 +38,6 @@ def host_transfer(analysis: ModuleAnalysis, node: cst.CSTNode) -> str | None:
     return method
 
 
-#: Methods whose result stays where the receiver is (besides T.SAME_DEVICE_METHODS).
-_KEEPS_DEVICE = frozenset({
-    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "abs", "prod", "norm", "eq",
-    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "numel", "argmax", "argmin",
-    "logical_not", "bool", "nonzero", "std", "var", "count_nonzero",
-})
 #: Predicates of torch whose result is on the device of their arguments.
 _TORCH_PREDICATES = frozenset({"torch.equal", "torch.allclose", "torch.isclose",
                                "torch.isnan", "torch.isinf", "torch.isfinite", "torch.any",
@@ -76,7 +65,8 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
                 _TORCH_PREDICATES):
             return all(check(a.value) for a in node.args if a.keyword is None)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                call_name(node) in _KEEPS_DEVICE or call_name(node) in T.SAME_DEVICE_METHODS):
+                call_name(node) in T.KEEPS_DEVICE_METHODS
+                or call_name(node) in T.SAME_DEVICE_METHODS):
             return check(node.func.value)  # (ids > 5).any(), torch.isfinite(ids).all()
         read = analysis.host_read(node)
         if read is not None:
@@ -177,7 +167,7 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if _is_tokenizer_call(analysis, expr):
         return True
     qualified = analysis.md.qualified_names(expr.func)
-    if qualified & _CPU_FACTORIES:
+    if qualified & T.CPU_FACTORIES:
         device = keyword_arg(expr, "device")
         if device is None:
             return not explicit and not _default_device_changed(analysis)
@@ -190,7 +180,7 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     ):
         return True
     if isinstance(expr.func, cst.Attribute) and (
-            call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in _KEEPS_DEVICE):
+            call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in T.KEEPS_DEVICE_METHODS):
         return _made_on_host(analysis, expr.func.value, depth + 1, explicit, reaching)
     if isinstance(expr.func, cst.Name):
         definition = analysis.tensors._local_definition(expr.func)
