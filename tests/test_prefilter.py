@@ -311,9 +311,13 @@ def test_only_indexes_that_may_be_masks_select(source: str, selects: bool) -> No
 
 
 @pytest.mark.parametrize(("call", "dependent"), [
-    ("h.repeat_interleave(r, dim=1)", True),
-    ("torch.repeat_interleave(h, r)", True),
-    ("h.repeat_interleave(r, dim=1, output_size=h.shape[1] * 2)", False),
+    ("h.repeat_interleave(torch.tensor([1, 2]), dim=1)", True),
+    ("torch.repeat_interleave(h, torch.tensor([1, 2]))", True),
+    ("h.repeat_interleave(repeats=torch.tensor([1, 2]))", True),
+    # Repeats the analysis does not know for a tensor: NSY904 says nothing.
+    ("h.repeat_interleave(r, dim=1)", False),
+    ("torch.repeat_interleave(h, self.repeats // 2)", False),
+    ("h.repeat_interleave(torch.tensor([1, 2]), dim=1, output_size=4)", False),
     ("h.repeat_interleave(2, dim=1)", False),
     ("torch.repeat_interleave(h, 3, dim=0)", False),
     ("h.repeat_interleave(repeats=4)", False),
@@ -322,6 +326,8 @@ def test_repeat_interleave_with_a_static_shape_is_not_data_dependent(call: str,
                                                                      dependent: bool) -> None:
     source = f"class M(nn.Module):\n    def forward(self, h, r):\n        return {call}\n"
     assert (Signal.DATA_DEPENDENT in _hot(source)) is dependent
+    assert_same_with_and_without_prefilter("import torch\nfrom torch import nn\n" + source,
+                                           Settings())
     # The function form under an alias of torch: its repeats are the second argument.
     if call.startswith("torch."):
         aliased = "import torch as th\n" + source.replace("torch.", "th.")

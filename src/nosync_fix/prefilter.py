@@ -653,22 +653,23 @@ class _Scanner:
             name == "where" and len(call.args) + len(call.keywords) == 1
         ):
             if self.looks_for(Signal.DATA_DEPENDENT, state) and self._on_device(call, name) and (
-                    name != "repeat_interleave" or not self._static_repeats(call)) and (
+                    name != "repeat_interleave" or self._may_repeat_by_a_tensor(call)) and (
                     not self.tensors.host_predicate(call)):
                 self.signal(Signal.DATA_DEPENDENT, state)
 
-    def _static_repeats(self, call: ast.Call) -> bool:
-        """``repeat_interleave`` whose result has a shape known without the data: given
-        ``output_size=``, or repeating by a number written out (``x.repeat_interleave(2,
-        dim=1)``); NSY904 reports only tensor repeats without ``output_size``."""
+    def _may_repeat_by_a_tensor(self, call: ast.Call) -> bool:
+        """``repeat_interleave`` whose result may have a shape that depends on the data, as
+        NSY904 tells it: repeats that may be a tensor, and no ``output_size=``. Not
+        ``x.repeat_interleave(2, dim=1)`` or ``x.repeat_interleave(self.repeats, dim=1)``
+        with ``self.repeats`` a number."""
         if any(k.arg == "output_size" for k in call.keywords):
-            return True
+            return False
         # torch.repeat_interleave(x, repeats) (under any alias); x.repeat_interleave(repeats)
         function_form = "torch.repeat_interleave" in self.tensors.qualified_names(call.func)
         positional = call.args[1:2] if function_form else call.args[:1]
         repeats = positional[0] if positional else next(
             (k.value for k in call.keywords if k.arg == "repeats"), None)
-        return isinstance(repeats, ast.Constant) and isinstance(repeats.value, int)
+        return repeats is not None and self.tensors.tensor(repeats)
 
     def _on_device(self, call: ast.Call, name: str) -> bool:
         """``torch.nonzero(m)``, or ``m.nonzero()`` of what may be a tensor (a boolean one,
