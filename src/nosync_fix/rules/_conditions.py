@@ -135,7 +135,21 @@ def device_condition(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Cond
     """The :class:`Condition` for ``test`` if evaluating it as a ``bool`` reads the device.
 
     None as well when every tensor it reads certainly lives on the CPU (tokenizer output,
-    ``device="cpu"``, ``.cpu()`` results): no device to wait for."""
+    ``device="cpu"``, ``.cpu()`` results): no device to wait for.
+
+    Remembered per test: NSY101's chain and its judgement, NSY104 and the loop rules ask
+    for the same tests (the entry holds the test, so its ``id`` is not reused)."""
+    known = analysis.memo("conditions.device_condition")
+    entry = known.get(id(test))
+    if entry is not None and entry[0] is test:  # type: ignore[index]
+        return entry[1]  # type: ignore[index,return-value]
+    condition = _device_condition(analysis, test)
+    known[id(test)] = (test, condition)
+    return condition
+
+
+def _device_condition(analysis: ModuleAnalysis,
+                      test: cst.BaseExpression) -> Condition | None:
     from ._host import host_only  # _host imports _scalars, which this module's users load
 
     if host_only(analysis, test):

@@ -48,7 +48,20 @@ _TORCH_PREDICATES = frozenset({"torch.equal", "torch.allclose", "torch.isclose",
 def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     """Whether evaluating ``expr`` (a condition, a comparison, a predicate) touches only
     tensors certainly in host memory, with at least one such tensor: tokenizer output,
-    ``torch.zeros(n, device="cpu")``, ``out.cpu()``. Reading it waits for no device."""
+    ``torch.zeros(n, device="cpu")``, ``out.cpu()``. Reading it waits for no device.
+
+    Remembered per expression: the branch rules, NSY401, NSY504 and NSY906 ask it of the
+    same tests."""
+    known = analysis.memo("host.host_only")
+    entry = known.get(id(expr))
+    if entry is not None and entry[0] is expr:  # type: ignore[index]
+        return bool(entry[1])  # type: ignore[index]
+    answer = _host_only(analysis, expr)
+    known[id(expr)] = (expr, answer)
+    return answer
+
+
+def _host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     found = [False]
     visiting: set[str] = set()
 
