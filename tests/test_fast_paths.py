@@ -47,6 +47,7 @@ from nosync_fix.analysis.base import (
     Source,
     dotted_name,
     expression_contexts,
+    parsing,
     resolve_alone,
     visit,
     walk,
@@ -407,6 +408,34 @@ def test_visit_makes_libcst_calls(name: str, source: str) -> None:
         module.visit(theirs)
         assert ours.events == [e for e in theirs.events if e[1] not in trivia]
         assert ours.events
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_parsing_without_node_checks_builds_libcst_s_tree(name: str, source: str) -> None:
+    with parsing():
+        unchecked = cst.parse_module(source)
+    checked = cst.parse_module(source)
+    assert unchecked.deep_equals(checked)
+    assert unchecked.code == checked.code
+
+
+def test_nodes_are_checked_again_after_parsing() -> None:
+    with parsing():
+        cst.Name("")  # no check while the parser runs
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+    with pytest.raises(ValueError), parsing():
+        raise ValueError("a failed parse")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+
+
+def test_unknown_libcst_release_checks_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    import nosync_fix.analysis.base as base
+
+    monkeypatch.setattr(base, "_KNOWN_LIBCST", False)
+    with pytest.raises(cst.CSTValidationError), parsing():
+        cst.Name("")
 
 
 def test_unknown_libcst_release_takes_libcst_own_resolve(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,7 +49,7 @@ import libcst as cst
 from . import iteration, prefilter, slicing, syntax
 from .analysis import ModuleAnalysis
 from .analysis._tables import is_test_file_name
-from .analysis.base import Metadata, Source, walk
+from .analysis.base import Metadata, Source, parsing, walk
 from .config import Settings
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
 from .noqa import Suppressions, parse_suppressions
@@ -350,7 +350,8 @@ def parse(text: str) -> cst.Module:
     if "\f" in text:
         text = _INDENT_FORM_FEEDS.sub("", text)
     try:
-        return cst.parse_module(text)
+        with parsing():
+            return cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         message = str(error).splitlines()[0] if str(error) else "syntax error"
         raise _FileFailure(

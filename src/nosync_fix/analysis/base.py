@@ -1024,6 +1024,32 @@ def _no_rebuilding() -> Iterator[None]:
         cst.CSTNode.visit = _ORIGINAL_VISIT  # type: ignore[method-assign]
 
 
+def _skip_validation(self: cst.CSTNode) -> None:
+    """``CSTNode.__post_init__`` while LibCST's parser builds a tree (see :func:`parsing`)."""
+
+
+_ORIGINAL_POST_INIT = cst.CSTNode.__post_init__
+
+
+@contextlib.contextmanager
+def parsing() -> Iterator[None]:
+    """While LibCST's parser builds a tree of source that Python accepted: no node checks
+    its own fields as it is made (LibCST's ``__post_init__``, about an eighth of the
+    parse). The parser makes them from the source, which they match by construction; a
+    comment of LibCST at that method proposes the same. Only on the LibCST release the
+    tests compare this with (``tests/test_fast_paths.py``); a node made by anything else
+    meanwhile (another thread building a rewrite) would go unchecked too, as nodes made
+    by nosync-fix's own rewrites are checked by the compile of the fixed text."""
+    if not _KNOWN_LIBCST:
+        yield
+        return
+    cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cst.CSTNode.__post_init__ = _ORIGINAL_POST_INIT  # type: ignore[method-assign]
+
+
 def _trivia() -> frozenset[type[cst.CSTNode]]:
     from libcst._nodes import op, whitespace
 
