@@ -618,13 +618,15 @@ def _exempt(analysis, nodes) -> str:  # type: ignore[no-untyped-def]
     relatives (``torch.tensor(list)[i].item()``) and the values formatted into text
     (``f"{losses['val']:.4f}"`` with ``losses`` a dict of CPU tensors returned by a helper
     of the script: :func:`nosync_fix.rules._host.certainly_on_host` follows the helper's
-    returns); values of host kind beside them (``f"step {step}"``) read nothing. A
-    condition is not proven this way: its other operands may be device tensors."""
+    returns), also when summed (``score = train_score + test_score``: ``host_only``, as
+    NSY301 and NSY906 judge a formatted value); values of host kind beside them
+    (``f"step {step}"``) read nothing. A condition is not proven this way: its other
+    operands may be device tensors."""
     import libcst as cst
 
     from nosync_fix.analysis import Kind
     from nosync_fix.analysis.base import call_name
-    from nosync_fix.rules._host import certainly_on_host
+    from nosync_fix.rules._host import certainly_on_host, host_only
 
     receivers = [n.func.value for n in nodes if isinstance(n, cst.Call) and isinstance(
         n.func, cst.Attribute) and call_name(n) in ("item", "tolist", "numpy", "cpu")]
@@ -633,7 +635,8 @@ def _exempt(analysis, nodes) -> str:  # type: ignore[no-untyped-def]
     if any(isinstance(n, (cst.Comparison, cst.BooleanOperation)) for n in nodes):
         return ""
     reads = receivers + formatted
-    if reads and all(certainly_on_host(analysis, r) for r in reads):
+    if reads and all(certainly_on_host(analysis, r) or (
+            any(r is f for f in formatted) and host_only(analysis, r)) for r in reads):
         return "reads a tensor made on the host (not a sync on an accelerator)"
     return ""
 

@@ -68,7 +68,9 @@ def _script(call: str) -> str:
         "def run(values):\n"
         "    history = []\n"
         "    for step, value in enumerate(values):\n"
-        "        loss = torch.tensor(value) * 2\n"
+        # torch.as_tensor: a tensor whose device the analysis does not know (one that
+        # `torch.tensor(value)` makes is host memory for it, and printing it no read).
+        "        loss = torch.as_tensor(value) * 2\n"
         f"        {call}\n"
         "        history.append(step)\n"
     )

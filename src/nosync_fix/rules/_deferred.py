@@ -25,6 +25,7 @@ from ..analysis import _tables as T
 from ..analysis.base import visit
 from ..rewrite import Rewrite
 from ._helpers import short
+from ._host import host_only
 
 RUNTIME = "nosync_fix.runtime"
 #: The module alias used when a runtime name is already taken in the module.
@@ -154,6 +155,12 @@ class Planner:
     def is_tensor(self, expr: cst.BaseExpression) -> bool:
         return self.analysis.kind(expr) is Kind.TENSOR
 
+    def device_tensor(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a tensor whose formatting (or test) reads the device: not one
+        certainly in host memory (``rules._host.host_only``: a tokenizer's output, what a
+        helper of the file returns made on the CPU, a sum of such values)."""
+        return self.is_tensor(expr) and not host_only(self.analysis, expr)
+
     # -- arithmetic --------------------------------------------------------------------------
 
     def _combine(self, expr: cst.BaseExpression, children: dict[str, cst.BaseExpression]) -> Plan:
@@ -252,7 +259,8 @@ class Planner:
                 return plan
             deferred += plan.deferred
             names |= plan.names
-            if not plan.changed and part.conversion is None and self.is_tensor(part.expression):
+            if not plan.changed and part.conversion is None and self.device_tensor(
+                    part.expression):
                 deferred += 1  # Tensor.__format__ reads a 0-dim tensor: the runtime defers it
             elif not plan.changed and self.analysis.kind(part.expression) is Kind.UNKNOWN:
                 unknown += 1
@@ -283,7 +291,7 @@ class Planner:
                 return plan
         pairs = list(zip(call.args, plans, strict=True))
         deferred = sum(p.deferred for p in plans) + sum(
-            1 for a, p in pairs if not p.changed and self.is_tensor(a.value))
+            1 for a, p in pairs if not p.changed and self.device_tensor(a.value))
         if not deferred and all(self.analysis.kind(a.value) is Kind.HOST for a in call.args):
             return Plan(call)
         # The line break after `.format(` goes after the template: the arguments stay put.
@@ -347,7 +355,7 @@ class Planner:
         ``%s`` or ``%r`` it prints ``tensor(...)``: not deferred.
         """
         plan = self.value(value)
-        if plan.changed or plan.blocker or not self.is_tensor(value):
+        if plan.changed or plan.blocker or not self.device_tensor(value):
             return plan
         if is_numeric(conversion):
             return Plan(value, 1)

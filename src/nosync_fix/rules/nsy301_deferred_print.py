@@ -138,7 +138,7 @@ class DeferredPrint(Rule):
                                     "closed before a deferred line reaches it")
                 continue
             plan = planner.value(arg.value)
-            if (not plan.changed and not plan.blocker and planner.is_tensor(arg.value)
+            if (not plan.changed and not plan.blocker and planner.device_tensor(arg.value)
                     and not is_host_buffer(self.analysis, arg.value)):  # y = x.cpu(); print(y)
                 plan.blocker = (f"it prints the tensor `{short(arg.value)}` as `tensor(...)`, "
                                 "with device and autograd details; print a number instead")
@@ -182,7 +182,7 @@ class DeferredPrint(Rule):
                 return False
             if isinstance(ancestor, (cst.If, cst.While)) and (
                     planner.first_read(ancestor.test) is not None
-                    or planner.is_tensor(ancestor.test)):  # `if t > 0:` reads it too
+                    or planner.device_tensor(ancestor.test)):  # `if t > 0:` reads it too
                 return True
         return False
 

@@ -140,7 +140,7 @@ class DeferredLogging(Rule):
                 continue
             if arg is message:
                 plan = planner.value(arg.value)
-                if not plan.changed and not plan.blocker and planner.is_tensor(arg.value):
+                if not plan.changed and not plan.blocker and planner.device_tensor(arg.value):
                     plan.blocker = (f"the message is the tensor `{short(arg.value)}` "
                                     "(`tensor(...)` text)")
             elif len(positional) == index + 2 and isinstance(arg.value, cst.Dict):

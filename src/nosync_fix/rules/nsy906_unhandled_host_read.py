@@ -335,8 +335,8 @@ class UnhandledHostRead(Rule):
                 isinstance(value, cst.Call) and call_name(value) in _REDUCTIONS
                 and not value.args and isinstance(value.func, cst.Attribute)
                 and self.analysis.tensors.unknown_read_rewritable(value.func.value)):
-            if not certainly_on_host(self.analysis, value):
-                self._site(site or value, "format")
+            if not (certainly_on_host(self.analysis, value) or host_only(self.analysis, value)):
+                self._site(site or value, "format")  # (host_only: a sum of CPU tensors too)
 
     def _condition(self, test: cst.BaseExpression) -> None:
         # `a and b`: each operand is tested on its own.

@@ -1,0 +1,21 @@
+# A score summed from tensors a helper of the file makes on the CPU (minGPT's adder
+# project: `rt = torch.tensor(results)`, `return rt.sum()`) waits for no device when it
+# is printed or tested; the loss, a device value, does.
+import torch
+from nosync_fix.runtime import deferred_print, fmt
+
+
+def evaluate(results):
+    rt = torch.tensor(results, dtype=torch.float)
+    return rt.sum()
+
+
+def train(model, loader, results):
+    top_score = 0
+    for x in loader:
+        loss = torch.relu(model(x)).mean()
+        score = evaluate(results) + evaluate(results)
+        if score > top_score:
+            top_score = score
+            print(f"new top score {score}")
+        deferred_print(fmt("loss {:.4f}", loss))
