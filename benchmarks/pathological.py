@@ -112,6 +112,18 @@ def elif_chain(n: int, host: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def array_chain(n: int) -> str:
+    """A numpy array handed down a chain of ``n`` names, each bound to the one after it,
+    in a file with a store into a list in a loop: the pre-filter asks whether the list may
+    be an array, and works out which names may hold one (a fixed point that once took a
+    pass over every binding per link)."""
+    lines = ["import numpy as np", "import torch", "", "", "def run(xs):", "    out = []"]
+    lines += [f"    a{i} = a{i + 1} + 1" for i in range(n)]
+    lines += [f"    a{n} = np.zeros(3)", "    for i, x in enumerate(xs):",
+              "        out[i] = torch.relu(x)", "    return out, a0"]
+    return "\n".join(lines) + "\n"
+
+
 _UNIT = '''
 
 def train_{i}(model, loader, optimizer):
@@ -162,6 +174,8 @@ KINDS: dict[str, tuple[str, Callable[[float], str], tuple[float, ...]]] = {
     "elif-host": ("host tests, then a device test, in one elif chain",
                   lambda n: elif_chain(int(n), host=True), (50, 100, 200, 400)),
     "file": ("MB in one file", big_file, (1, 2.5, 5)),
+    "array-chain": ("names in one chain of array bindings", lambda n: array_chain(int(n)),
+                    (250, 500, 1000, 2000)),
 }
 
 # -- measuring ------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ _PARAMETER_METHODS = frozenset({"parameters", "buffers", "named_parameters", "na
 _SUBMODULE_METHODS = frozenset({"children", "modules", "named_children", "named_modules"})
 _PASS_THROUGH_ITERATORS = frozenset({"enumerate", "zip", "reversed", "sorted", "list"})
 _LITERALS = (ast.List, ast.Tuple, ast.Set)
+#: The kinds of spelling in MaybeTensors._array_names.
+_NAME, _ATTRIBUTE, _FUNCTION = 0, 1, 2
 #: Values that are never arrays: a name bound only to these holds none.
 _NOT_ARRAYS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp,
                ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
@@ -298,32 +300,49 @@ class MaybeTensors:
     def _array_names(self) -> tuple[set[str], set[str], set[str]]:
         """The spellings of the names, attributes and functions of the file that the
         analysis could find holding (or returning) a numpy-like array
-        (``analysis.tensors.Value.ARRAY``): bound to an expression that
-        :meth:`_may_hold_array`, or annotated with a type of an array library. Spellings,
-        not scopes: a superset, computed once per file, to a fixed point."""
+        (``analysis.tensors.Value.ARRAY``): bound to an expression that holds an array
+        source (:meth:`_array_sources`) or one of these spellings, or annotated with a type
+        of an array library. Spellings, not scopes: a superset, computed once per file.
+
+        Linear in the file: each binding is read once, and an array spelling is passed on
+        to the bindings that mention it (a fixed point found by passes over every binding
+        took one pass per link of ``a = b + 1``, ``b = c + 1``... ``z = np.zeros(3)``)."""
         if self._array_spellings is not None:
             return self._array_spellings
-        names: set[str] = set()
-        attributes: set[str] = set()
-        functions: set[str] = set()
-        found = self._array_spellings = (names, attributes, functions)
-        sources = [(names, {name: bindings for (scope, name), bindings in self._bindings.items()
+        found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
+        self._array_spellings = found
+        sources = [(_NAME, {name: bindings for (scope, name), bindings in self._bindings.items()
                             if scope is None}),
-                   (attributes, self._attributes), (attributes, self._attribute_sources),
-                   (functions, {name: [("value", v) for v in values]
+                   (_ATTRIBUTE, self._attributes), (_ATTRIBUTE, self._attribute_sources),
+                   (_FUNCTION, {name: [("value", v) for v in values]
                                 for name, values in self._returns.items()})]
-        changed = True
-        while changed:
-            changed = False
-            for spellings, bound in sources:
-                for spelling, bindings in bound.items():
-                    if spelling not in spellings and any(
-                            self._binding_may_hold_array(how, value) for how, value in bindings):
-                        spellings.add(spelling)
-                        changed = True
+        # spelling -> the spellings bound to something that mentions it
+        dependents: dict[tuple[int, str], list[tuple[int, str]]] = {}
+        work: list[tuple[int, str]] = []
+
+        def holds_array(spelling: tuple[int, str]) -> None:
+            if spelling[1] not in found[spelling[0]]:
+                found[spelling[0]].add(spelling[1])
+                work.append(spelling)
+
+        for kind, bound in sources:
+            for spelling, bindings in bound.items():
+                for how, value in bindings:
+                    verdict = self._binding_sources(how, value)
+                    if verdict is True:
+                        holds_array((kind, spelling))
+                    elif verdict:
+                        for mentioned in verdict:  # type: ignore[union-attr]
+                            dependents.setdefault(mentioned, []).append((kind, spelling))
+        while work:
+            for dependent in dependents.get(work.pop(), ()):
+                holds_array(dependent)
         return found
 
-    def _binding_may_hold_array(self, how: str, value: ast.AST | None) -> bool:
+    def _binding_sources(self, how: str, value: ast.AST | None,
+                         ) -> bool | list[tuple[int, str]]:
+        """For one binding: True when it may bind an array whatever the rest of the file
+        holds, else the spellings through which it may (none: False or empty)."""
         if how in ("annotation", "annotated parameter"):
             return value is not None and any(
                 isinstance(part, ast.Name) and part.id in self._array_imports
@@ -331,28 +350,29 @@ class MaybeTensors:
         if how == "value" and isinstance(value, _NOT_ARRAYS):
             return False  # a literal, or a container: what it holds is no value of the name
         if how in ("value", "unpacked", "iterated", "counter"):
-            return value is not None and self._may_hold_array(value)
+            return value is not None and self._array_sources(value)
         # Imports, definitions, `with ... as`, `except ... as`, parameters without an
         # annotation, `self`: never an array for the analysis (a module, host or unknown).
         return how not in ("other", "self", "model argument", "parameter", "registered")
 
-    def _may_hold_array(self, node: ast.AST) -> bool:
+    def _array_sources(self, node: ast.AST) -> bool | list[tuple[int, str]]:
         """Whether ``analysis.tensors`` could give ``node`` the value ARRAY (or, for a
-        container, an element that has it): an array library's function or constant, a
-        method of an array (``.numpy()`` of anything), a name, attribute or local
-        function among :meth:`_array_names`, and what computes from those. Not the
-        arguments of a call: the analysis gives no call an array from its arguments."""
-        names, attributes, functions = self._array_spellings or (set(), set(), set())
+        container, an element that has it): True for an array library's function or
+        constant, or a method of an array (``.numpy()`` of anything); else the names,
+        attributes and local functions whose holding an array would make it one, as
+        ``(kind, spelling)``, and what computes from those. Not the arguments of a call:
+        the analysis gives no call an array from its arguments."""
+        mentioned: list[tuple[int, str]] = []
         stack = [node]
         while stack:
             part = stack.pop()
             kind = type(part)
             if kind is ast.Name:
-                if part.id in names or part.id in self._array_imports:  # type: ignore
+                if part.id in self._array_imports:  # type: ignore[attr-defined]
                     return True
+                mentioned.append((_NAME, part.id))  # type: ignore[attr-defined]
             elif kind is ast.Attribute:
-                if part.attr in attributes:  # type: ignore[attr-defined]
-                    return True
+                mentioned.append((_ATTRIBUTE, part.attr))  # type: ignore[attr-defined]
                 stack.append(part.value)  # type: ignore[attr-defined]
             elif kind is ast.Call:
                 func = part.func  # type: ignore[attr-defined]
@@ -360,9 +380,10 @@ class MaybeTensors:
                     if func.attr == "numpy":
                         return True
                     stack.append(func)  # `np.zeros(...)`, a method of an array
-                elif isinstance(func, ast.Name) and (func.id in functions
-                                                     or func.id in self._array_imports):
-                    return True
+                elif isinstance(func, ast.Name):
+                    if func.id in self._array_imports:
+                        return True
+                    mentioned.append((_FUNCTION, func.id))
             elif kind is ast.Subscript or kind is ast.Starred or kind is ast.NamedExpr or (
                     kind is ast.Await):
                 stack.append(part.value)  # type: ignore[attr-defined]
@@ -375,7 +396,7 @@ class MaybeTensors:
                 stack.extend(syntax.children(part))
             elif kind is ast.comprehension:
                 stack.append(part.iter)  # type: ignore[attr-defined]
-        return False
+        return mentioned
 
     def _may_be_made_on_host(self, expr: ast.AST, depth: int = 0) -> bool:
         """Whether the rules could find ``expr`` made on the host (``rules._host.
