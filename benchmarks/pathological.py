@@ -124,6 +124,19 @@ def array_chain(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def copy_fan(n: int, depth: int = 4) -> str:
+    """``depth`` names each bound ``n`` times to a copy of the next (``b0 = b1.clone()``
+    n times, ``b1 = b2.clone()`` n times ...), the last a parameter, and a store into the
+    first in a loop: the pre-filter asks whether the first may be a CPU tensor, which once
+    took n to the power of ``depth`` steps."""
+    lines = ["import torch", "", "", "def run(xs, y):"]
+    for level in range(depth):
+        lines += [f"    b{level} = b{level + 1}.clone()"] * n
+    lines += [f"    b{depth} = y", "    for i, x in enumerate(xs):",
+              "        b0[i] = torch.relu(x)"]
+    return "\n".join(lines) + "\n"
+
+
 _UNIT = '''
 
 def train_{i}(model, loader, optimizer):
@@ -176,6 +189,8 @@ KINDS: dict[str, tuple[str, Callable[[float], str], tuple[float, ...]]] = {
     "file": ("MB in one file", big_file, (1, 2.5, 5)),
     "array-chain": ("names in one chain of array bindings", lambda n: array_chain(int(n)),
                     (250, 500, 1000, 2000)),
+    "copy-fan": ("bindings of each of 4 names to a copy of the next",
+                 lambda n: copy_fan(int(n)), (10, 20, 40, 80)),
 }
 
 # -- measuring ------------------------------------------------------------------------------

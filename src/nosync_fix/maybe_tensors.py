@@ -96,6 +96,8 @@ class MaybeTensors:
         #: attribute -> what a tuple unpacking or a loop binds to attributes of that spelling
         self._attribute_sources: dict[str, list[tuple[str, ast.AST]]] = {}
         self._array_spellings: tuple[set[str], set[str], set[str]] | None = None
+        #: :meth:`_may_be_made_on_host` of a name, by the scopes it resolves to
+        self._made_on_host_names: dict[tuple[tuple[int | None, str], ...], bool] = {}
         #: ``id`` of the values of plain ``name = value`` statements (one target, a name)
         self._plain_values: set[int] = set()
         #: names bound by ``global`` or ``nonlocal`` somewhere: resolved by spelling
@@ -408,9 +410,20 @@ class MaybeTensors:
         if depth > 10:
             return True
         if isinstance(expr, ast.Name):
-            return any(how in ("value", "iterated") and value is not None and (
-                isinstance(value, ast.Dict) or self._may_be_made_on_host(value, depth + 1))
-                for how, value in self._bindings_of(expr))
+            # Once per name (its bindings, wherever it is used): `b = a.clone()` written
+            # n times, `a = ...clone()` n times ... asked each use's bindings again, n to
+            # the power of the chain's length. An answer found past the depth limit (or
+            # in a cycle) is True: more than the rules may find, never less.
+            key = tuple(self._keys(expr))
+            known = self._made_on_host_names.get(key)
+            if known is None:
+                self._made_on_host_names[key] = True
+                known = self._made_on_host_names[key] = any(
+                    how in ("value", "iterated") and value is not None and (
+                        isinstance(value, ast.Dict)
+                        or self._may_be_made_on_host(value, depth + 1))
+                    for how, value in self._bindings_of(expr))
+            return known
         if isinstance(expr, (ast.Subscript, ast.Attribute)):
             return self._may_be_made_on_host(expr.value, depth + 1)
         if not isinstance(expr, ast.Call):
