@@ -137,6 +137,20 @@ def copy_fan(n: int, depth: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
+def forward_fan(n: int, depth: int = 3) -> str:
+    """In ``forward``, ``depth`` names each bound ``n`` times to a method of the next
+    (``b0 = b1.abs()`` n times ...) and a test of the first: the pre-filter asks whether
+    the test computes from a parameter of ``forward``, which once took n to the power of
+    ``depth`` steps."""
+    lines = ["import torch", "from torch import nn", "", "", "class M(nn.Module):",
+             "    def forward(self, x):"]
+    for level in range(depth):
+        lines += [f"        b{level} = b{level + 1}.abs()"] * n
+    lines += [f"        b{depth} = 1.0", "        if b0 > 0:", "            x = x + 1",
+              "        return x"]
+    return "\n".join(lines) + "\n"
+
+
 _UNIT = '''
 
 def train_{i}(model, loader, optimizer):
@@ -191,6 +205,8 @@ KINDS: dict[str, tuple[str, Callable[[float], str], tuple[float, ...]]] = {
                     (250, 500, 1000, 2000)),
     "copy-fan": ("bindings of each of 4 names to a copy of the next",
                  lambda n: copy_fan(int(n)), (10, 20, 40, 80)),
+    "forward-fan": ("bindings in forward of each of 3 names to a method of the next",
+                    lambda n: forward_fan(int(n)), (40, 80, 160, 320)),
 }
 
 # -- measuring ------------------------------------------------------------------------------

@@ -96,6 +96,9 @@ class MaybeTensors:
         #: attribute -> what a tuple unpacking or a loop binds to attributes of that spelling
         self._attribute_sources: dict[str, list[tuple[str, ast.AST]]] = {}
         self._array_spellings: tuple[set[str], set[str], set[str]] | None = None
+        #: :meth:`_presumed` of a name, by the scopes it resolves to, evidence and depth
+        self._presumed_names: dict[tuple[tuple[tuple[int | None, str], ...], bool, int],
+                                   bool] = {}
         #: :meth:`_may_be_made_on_host` of a name, by the scopes it resolves to
         self._made_on_host_names: dict[tuple[tuple[int | None, str], ...], bool] = {}
         #: ``id`` of the values of plain ``name = value`` statements (one target, a name)
@@ -185,8 +188,16 @@ class MaybeTensors:
         if isinstance(node, ast.Name):
             if evidence and self.model_argument(node):
                 return True
-            return any(how == "value" and value is not None and self._presumed(
-                value, evidence, depth + 1) for how, value in self._bindings_of(node))
+            # Once per name, evidence and depth (the depth limit's False must not answer
+            # a shallower question): `b0 = b1.abs()` written n times, `b1 = ...` n times
+            # ... asked each binding's names again, n to the power of the chain's length.
+            key = (tuple(self._keys(node)), evidence, depth)
+            known = self._presumed_names.get(key)
+            if known is None:
+                known = self._presumed_names[key] = any(
+                    how == "value" and value is not None and self._presumed(
+                        value, evidence, depth + 1) for how, value in self._bindings_of(node))
+            return known
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
                 node.func.attr in ARRAY_METHODS):
             return self._presumed(node.func.value, True, depth + 1)
