@@ -151,6 +151,17 @@ def forward_fan(n: int, depth: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
+def logger_fan(n: int, depth: int = 3) -> str:
+    """``depth`` names each bound ``n`` times to the next (``l0 = l1`` n times ...), the
+    last a parameter, and a logging call on the first in a loop: the pre-filter asks
+    whether the first may be a logger, which once took n to the power of ``depth`` steps."""
+    lines = ["import logging", "import torch", "", "", "def run(xs, y):"]
+    for level in range(depth):
+        lines += [f"    l{level} = l{level + 1}"] * n
+    lines += [f"    l{depth} = y", "    for x in xs:", "        l0.info('%s', torch.relu(x))"]
+    return "\n".join(lines) + "\n"
+
+
 _UNIT = '''
 
 def train_{i}(model, loader, optimizer):
@@ -207,6 +218,8 @@ KINDS: dict[str, tuple[str, Callable[[float], str], tuple[float, ...]]] = {
                  lambda n: copy_fan(int(n)), (10, 20, 40, 80)),
     "forward-fan": ("bindings in forward of each of 3 names to a method of the next",
                     lambda n: forward_fan(int(n)), (40, 80, 160, 320)),
+    "logger-fan": ("bindings of each of 3 names to the next, then a logging call",
+                   lambda n: logger_fan(int(n)), (40, 80, 160, 320)),
 }
 
 # -- measuring ------------------------------------------------------------------------------

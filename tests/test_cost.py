@@ -76,8 +76,9 @@ def _calls(source: str) -> int:
     (pathological.array_chain, 100),
     (pathological.copy_fan, 10),
     (pathological.forward_fan, 20),
+    (pathological.logger_fan, 20),
 ], ids=["sum-of-reads", "long-function", "elif-chain", "array-chain", "copy-fan",
-        "forward-fan"])
+        "forward-fan", "logger-fan"])
 def test_work_grows_linearly(make, small: int) -> None:
     ratio = _calls(make(2 * small)) / _calls(make(small))
     assert ratio < 2.5, f"doubling the input multiplied the work by {ratio:.2f}"

@@ -96,6 +96,8 @@ class MaybeTensors:
         #: attribute -> what a tuple unpacking or a loop binds to attributes of that spelling
         self._attribute_sources: dict[str, list[tuple[str, ast.AST]]] = {}
         self._array_spellings: tuple[set[str], set[str], set[str]] | None = None
+        #: :meth:`may_be_logger` of a name, by the scopes it resolves to
+        self._logger_names: dict[tuple[tuple[int | None, str], ...], bool] = {}
         #: :meth:`_presumed` of a name, by the scopes it resolves to, evidence and depth
         self._presumed_names: dict[tuple[tuple[tuple[int | None, str], ...], bool, int],
                                    bool] = {}
@@ -292,9 +294,18 @@ class MaybeTensors:
         if isinstance(node, ast.Attribute):
             return node.attr == "root"
         if isinstance(node, ast.Name):
-            return any(how == "other" or (how == "value" and value is not None
-                                          and self.may_be_logger(value, depth + 1))  # type: ignore
-                       for how, value in self._bindings_of(node))
+            # Once per name (a chain of names each bound n times to the next was n to the
+            # power of its length); the depth limit answers True, which may stand for any
+            # depth, and so may False, found without meeting it.
+            key = tuple(self._keys(node))
+            known = self._logger_names.get(key)
+            if known is None:
+                self._logger_names[key] = True  # while it is worked out (a cycle)
+                known = self._logger_names[key] = any(
+                    how == "other" or (how == "value" and value is not None
+                                       and self.may_be_logger(value, depth + 1))  # type: ignore
+                    for how, value in self._bindings_of(node))
+            return known
         return False
 
     def host_buffer(self, node: ast.expr) -> bool:
