@@ -138,14 +138,11 @@ def device_condition(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Cond
     ``device="cpu"``, ``.cpu()`` results): no device to wait for.
 
     Remembered per test: NSY101's chain and its judgement, NSY104 and the loop rules ask
-    for the same tests (the entry holds the test, so its ``id`` is not reused)."""
+    for the same tests."""
     known = analysis.memo("conditions.device_condition")
-    entry = known.get(id(test))
-    if entry is not None and entry[0] is test:  # type: ignore[index]
-        return entry[1]  # type: ignore[index,return-value]
-    condition = _device_condition(analysis, test)
-    known[id(test)] = (test, condition)
-    return condition
+    if test not in known:
+        known[test] = _device_condition(analysis, test)
+    return known[test]  # type: ignore[return-value]
 
 
 def _device_condition(analysis: ModuleAnalysis,

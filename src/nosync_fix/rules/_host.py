@@ -53,12 +53,9 @@ def host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     Remembered per expression: the branch rules, NSY401, NSY504 and NSY906 ask it of the
     same tests."""
     known = analysis.memo("host.host_only")
-    entry = known.get(id(expr))
-    if entry is not None and entry[0] is expr:  # type: ignore[index]
-        return bool(entry[1])  # type: ignore[index]
-    answer = _host_only(analysis, expr)
-    known[id(expr)] = (expr, answer)
-    return answer
+    if expr not in known:
+        known[expr] = _host_only(analysis, expr)
+    return bool(known[expr])
 
 
 def _host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
