@@ -96,13 +96,8 @@ class MaybeTensors:
         #: attribute -> what a tuple unpacking or a loop binds to attributes of that spelling
         self._attribute_sources: dict[str, list[tuple[str, ast.AST]]] = {}
         self._array_spellings: tuple[set[str], set[str], set[str]] | None = None
-        #: :meth:`may_be_logger` of a name, by the scopes it resolves to
-        self._logger_names: dict[tuple[tuple[int | None, str], ...], bool] = {}
-        #: :meth:`_presumed` of a name, by the scopes it resolves to, evidence and depth
-        self._presumed_names: dict[tuple[tuple[tuple[int | None, str], ...], bool, int],
-                                   bool] = {}
-        #: :meth:`_may_be_made_on_host` of a name, by the scopes it resolves to
-        self._made_on_host_names: dict[tuple[tuple[int | None, str], ...], bool] = {}
+        #: answers about names (:meth:`_per_name`)
+        self._name_answers: dict[tuple[object, ...], bool] = {}
         #: ``id`` of the values of plain ``name = value`` statements (one target, a name)
         self._plain_values: set[int] = set()
         #: names bound by ``global`` or ``nonlocal`` somewhere: resolved by spelling
@@ -190,16 +185,10 @@ class MaybeTensors:
         if isinstance(node, ast.Name):
             if evidence and self.model_argument(node):
                 return True
-            # Once per name, evidence and depth (the depth limit's False must not answer
-            # a shallower question): `b0 = b1.abs()` written n times, `b1 = ...` n times
-            # ... asked each binding's names again, n to the power of the chain's length.
-            key = (tuple(self._keys(node)), evidence, depth)
-            known = self._presumed_names.get(key)
-            if known is None:
-                known = self._presumed_names[key] = any(
-                    how == "value" and value is not None and self._presumed(
-                        value, evidence, depth + 1) for how, value in self._bindings_of(node))
-            return known
+            # Per depth too: the depth limit's False must not answer a shallower question.
+            return self._per_name("presumed", node, (evidence, depth), lambda: any(
+                how == "value" and value is not None and self._presumed(
+                    value, evidence, depth + 1) for how, value in self._bindings_of(node)))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
                 node.func.attr in ARRAY_METHODS):
             return self._presumed(node.func.value, True, depth + 1)
@@ -210,6 +199,23 @@ class MaybeTensors:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return self._presumed(node.operand, evidence, depth + 1)
         return False
+
+    def _per_name(self, question: str, name: ast.Name, extra: tuple[object, ...],
+                  answer: Callable[[], bool], assumed: bool | None = None) -> bool:
+        """``answer()`` to ``question`` about ``name``, worked out once per name (by the
+        scopes it resolves to) and ``extra``: the questions that follow a name's bindings
+        asked each binding's names again at every use, so names each bound n times to
+        the next (``b0 = b1.clone()`` n times, ``b1 = ...`` n times ...) cost n to the
+        power of the chain's length. ``assumed`` stands for the answer while it is worked
+        out (a name met again through its own bindings); without it, the question must
+        not come back to the same key (``extra`` holds a depth that grows)."""
+        key = (question, tuple(self._keys(name)), *extra)
+        known = self._name_answers.get(key)
+        if known is None:
+            if assumed is not None:
+                self._name_answers[key] = assumed
+            known = self._name_answers[key] = answer()
+        return known
 
     def host_predicate(self, call: ast.Call) -> bool:
         """``torch.equal(a, b)`` or ``torch.allclose(a, b)`` of tokenizer output alone
@@ -294,18 +300,12 @@ class MaybeTensors:
         if isinstance(node, ast.Attribute):
             return node.attr == "root"
         if isinstance(node, ast.Name):
-            # Once per name (a chain of names each bound n times to the next was n to the
-            # power of its length); the depth limit answers True, which may stand for any
-            # depth, and so may False, found without meeting it.
-            key = tuple(self._keys(node))
-            known = self._logger_names.get(key)
-            if known is None:
-                self._logger_names[key] = True  # while it is worked out (a cycle)
-                known = self._logger_names[key] = any(
-                    how == "other" or (how == "value" and value is not None
-                                       and self.may_be_logger(value, depth + 1))  # type: ignore
-                    for how, value in self._bindings_of(node))
-            return known
+            # The depth limit answers True, which may stand for any depth, and so may
+            # False, found without meeting it.
+            return self._per_name("logger", node, (), lambda: any(
+                how == "other" or (how == "value" and value is not None
+                                   and self.may_be_logger(value, depth + 1))  # type: ignore
+                for how, value in self._bindings_of(node)), assumed=True)
         return False
 
     def host_buffer(self, node: ast.expr) -> bool:
@@ -432,20 +432,12 @@ class MaybeTensors:
         if depth > 10:
             return True
         if isinstance(expr, ast.Name):
-            # Once per name (its bindings, wherever it is used): `b = a.clone()` written
-            # n times, `a = ...clone()` n times ... asked each use's bindings again, n to
-            # the power of the chain's length. An answer found past the depth limit (or
-            # in a cycle) is True: more than the rules may find, never less.
-            key = tuple(self._keys(expr))
-            known = self._made_on_host_names.get(key)
-            if known is None:
-                self._made_on_host_names[key] = True
-                known = self._made_on_host_names[key] = any(
-                    how in ("value", "iterated") and value is not None and (
-                        isinstance(value, ast.Dict)
-                        or self._may_be_made_on_host(value, depth + 1))
-                    for how, value in self._bindings_of(expr))
-            return known
+            # An answer found past the depth limit (or in a cycle) is True: more than the
+            # rules may find, never less; it may stand for any depth.
+            return self._per_name("made on host", expr, (), lambda: any(
+                how in ("value", "iterated") and value is not None and (
+                    isinstance(value, ast.Dict) or self._may_be_made_on_host(value, depth + 1))
+                for how, value in self._bindings_of(expr)), assumed=True)
         if isinstance(expr, (ast.Subscript, ast.Attribute)):
             return self._may_be_made_on_host(expr.value, depth + 1)
         if not isinstance(expr, ast.Call):
