@@ -634,9 +634,9 @@ def _exempt(analysis, nodes) -> str:  # type: ignore[no-untyped-def]
                  and analysis.kind(n.expression) is not Kind.HOST]
     if any(isinstance(n, (cst.Comparison, cst.BooleanOperation)) for n in nodes):
         return ""
-    reads = receivers + formatted
-    if reads and all(certainly_on_host(analysis, r) or (
-            any(r is f for f in formatted) and host_only(analysis, r)) for r in reads):
+    if (receivers or formatted) and all(
+            certainly_on_host(analysis, r) for r in receivers) and all(
+            certainly_on_host(analysis, f) or host_only(analysis, f) for f in formatted):
         return "reads a tensor made on the host (not a sync on an accelerator)"
     return ""
 
