@@ -446,13 +446,48 @@ def test_a_store_into_a_tensor_is_no_store_into_a_host_buffer() -> None:
     ("", "torch.Tensor", "    buf = torch.ones(3, 3).numpy()\n"),
     ("from numpy import zeros\n", "torch.Tensor", "    buf = zeros((3, 3))\n"),
     ("", "torch.Tensor", "    out = np.zeros((3, 3))\n    buf = out.T\n"),
-    ("", "torch.Tensor", "    buf = torch.zeros(3, 3, device='cpu')\n"),  # a CPU tensor
 ])
 def test_a_store_into_what_may_be_a_host_buffer_still_signals(bind: str, annotation: str,
                                                               rebind: str) -> None:
     source = _STORE.format(bind=bind + "\ndef make():\n    return np.zeros((3, 3))\n",
                            annotation=annotation, rebind=rebind)
     assert Signal.STORE in _hot(source)
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+
+
+_CPU_STORE = (
+    "import torch\n{outer}\ndef run(xs{parameter}):\n{bind}"
+    "    for i, x in enumerate(xs):\n        buf[:, i] = torch.relu(x.cuda())\n"
+)
+
+
+@pytest.mark.parametrize("outer, parameter, bind", [
+    ("", "", "    buf = torch.zeros(3, 3, device='cpu')\n"),  # a CPU tensor, bound once
+    ("", "", "    buf = torch.zeros(3, 3)\n"),
+    ("", "", "    src = torch.zeros(3, 3)\n    buf = src.float()\n"),
+    # bound twice, but the second binding is declared global: judged by any binding
+    ("buf = torch.zeros(3, 3)\n", "", "    global buf\n    buf = torch.zeros(3, 3)\n"),
+])
+def test_a_store_into_a_cpu_tensor_bound_once_signals(outer: str, parameter: str,
+                                                      bind: str) -> None:
+    source = _CPU_STORE.format(outer=outer, parameter=parameter, bind=bind)
+    assert Signal.STORE in _hot(source)
+    assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
+
+
+@pytest.mark.parametrize("outer, parameter, bind", [
+    # The rules ask for the value of the name's only binding (`single_binding_value`):
+    # a parameter rebound to a CPU tensor, or a name bound twice, is no host buffer.
+    ("", ", buf: torch.Tensor = None", "    buf = torch.zeros(3, 3, device='cpu')\n"),
+    ("", ", buf=None", "    buf = torch.zeros(3, 3)\n"),
+    ("", "", "    buf = torch.zeros(3, 3)\n    buf = buf.to(x.device)\n"),
+    ("", "", "    buf = torch.zeros(3, 3)\n    buf += 1\n"),
+    ("", "", "    buf = torch.zeros(3, 3)\n    for buf in [buf]:\n        pass\n"),
+])
+def test_a_store_into_a_name_bound_twice_is_no_store_into_a_host_buffer(
+        outer: str, parameter: str, bind: str) -> None:
+    source = _CPU_STORE.format(outer=outer, parameter=parameter, bind=bind)
+    assert Signal.STORE not in _hot(source)
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
 
 

@@ -77,6 +77,14 @@ class _OverBudget(Exception):
     pass
 
 
+#: The kinds of binding (``_Collector._bind_name``) that LibCST's scopes record as
+#: assignments as well, one for one: a parameter's "self" or "model argument" is a
+#: second label of the same binding, and "other" holds bindings that LibCST may not
+#: count (``case`` patterns).
+_ASSIGNMENTS = frozenset({"value", "unpacked", "iterated", "counter", "parameter",
+                          "annotated parameter"})
+
+
 class MaybeTensors:
     """Answers "could this ``ast`` expression be a tensor (or an nn.Module)?" for one file."""
 
@@ -314,12 +322,24 @@ class MaybeTensors:
         ``reversed`` returns (``torch.zeros(n)``, ``x.cpu()``)."""
         if not isinstance(node, ast.Name):
             return False
-        bindings = list(self._bindings_of(node))
         if self._may_have_arrays and node.id in self._array_names()[0]:
             return True  # some binding may give an array
+        if self._bound_more_than_once(node):
+            return False  # the rules ask for the value of the name's only binding
         return any(
             how == "value" and isinstance(value, ast.Call) and self._may_be_made_on_host(value)
-            for how, value in bindings)
+            for how, value in self._bindings_of(node))
+
+    def _bound_more_than_once(self, node: ast.Name) -> bool:
+        """Whether the rules' ``single_binding_value`` certainly finds no single binding of
+        ``name``: its use resolves to one scope, where it is bound at least twice by
+        bindings that LibCST's scopes count as assignments too (``x = ...``, ``x += ...``,
+        a loop's or a parameter's name). ``global``/``nonlocal`` names, whose bindings are
+        pooled here, and names seen through comprehensions never count."""
+        keys = self._keys(node)
+        if len(keys) != 1 or keys[0][0] is None:
+            return False
+        return sum(how in _ASSIGNMENTS for how, _ in self._bindings_at(keys[0])) >= 2
 
     def _array_names(self) -> tuple[set[str], set[str], set[str]]:
         """The spellings of the names, attributes and functions of the file that the
