@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import types
 from pathlib import Path
@@ -486,6 +487,31 @@ def test_ast_children_and_walks_are_python_s_less_markers(name: str, source: str
     assert sorted(map(id, syntax.statements(tree))) == sorted(
         id(n) for n in walked if isinstance(n, (ast.Module, ast.stmt, ast.excepthandler,
                                                 ast.match_case)))
+
+
+@pytest.mark.parametrize("source", [
+    "d = {**a, 'k': v, **b}\n",  # None among a dict's keys
+    "def f(a, /, b=1, *c, d, e=2, **g) -> None:\n    return\n",  # None among kw_defaults
+    "def f(*, d):\n    yield\n",
+    "match x:\n    case {'a': 1, **rest} if rest: pass\n    case [1, *others]: pass\n",
+    "try:\n    pass\nexcept* E as e:\n    raise\n",
+    "x = a if b else c\nlambda: (yield)\n[y async for y in z]\n",
+])
+def test_ast_children_of_optional_and_none_holding_fields(source: str) -> None:
+    for node in ast.walk(ast.parse(source)):
+        assert syntax.children(node) == [
+            c for c in ast.iter_child_nodes(node) if not isinstance(c, MARKERS)]
+
+
+def test_every_ast_node_type_has_a_reader_written_for_its_fields() -> None:
+    # The docstrings name the fields on every supported Python; a class whose
+    # docstring did not would be read by the slow loop (still right, but slow).
+    kinds = [k for k in vars(ast).values()
+             if isinstance(k, type) and issubclass(k, ast.AST) and k._fields
+             and not (issubclass(k, ast.Constant) and k is not ast.Constant)]  # ast.Num...
+    assert len(kinds) > 60
+    for kind in kinds:
+        assert not isinstance(syntax._children_reader(kind), functools.partial), kind
 
 
 @pytest.mark.parametrize("source", [s for _, s in SOURCES if not s.startswith("\ufeff")] + [
