@@ -553,3 +553,17 @@ def test_per_batch_events(event: str, hot: bool) -> None:
     from nosync_fix.analysis import _tables
 
     assert _tables.is_per_batch_event(event) is hot
+
+
+@pytest.mark.parametrize("imports", ["import torch\n", "import numpy as np\nimport torch\n"])
+def test_a_numpy_copy_of_an_unknown_value_is_a_read(imports: str) -> None:
+    # diffusers' ONNX inpaint pipeline: `latents = f(...)` then `latents = latents.numpy()`
+    # in the loop. NSY906 reports `.numpy()` of a value of unknown kind in a torch module
+    # (arrays have no such method); the pre-filter took it for no read, and lost both
+    # reports of that file.
+    source = imports + ("\n\ndef run(xs):\n    for x in xs:\n        latents = f(x)\n"
+                        "        latents = latents.numpy()\n")
+    assert Signal.READ in _hot(source)
+    assert_same_with_and_without_prefilter(source, Settings())
+    findings = process_source(source, "t.py", Settings(), fix=False).findings
+    assert [(f.code, f.line) for f in findings] == [("NSY906", 6 + imports.count("\n"))]

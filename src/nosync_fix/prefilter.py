@@ -723,6 +723,9 @@ class _Scanner:
                 return True
             if func.attr in ("item", "tolist") and self.tensors.reads_of_unknowns:
                 return True  # the analysis reads an unknown receiver too, in such a file
+            if func.attr == "numpy" and not call.args and not call.keywords and (
+                    self.tensors.reads_of_unknowns):
+                return True  # NSY906 reports `x.numpy()` of an unknown x: arrays have none
             return func.attr in T.READ_METHODS and self.tensors.tensor(func.value)
         if isinstance(func, ast.Name) and func.id in T.SCALAR_READ_BUILTINS:
             # The analysis reads with a builtin only a tensor: `float(t)`.
