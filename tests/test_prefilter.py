@@ -475,18 +475,18 @@ def test_a_store_into_a_cpu_tensor_bound_once_signals(outer: str, parameter: str
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
 
 
-@pytest.mark.parametrize("outer, parameter, bind", [
+@pytest.mark.parametrize("parameter, bind", [
     # The rules ask for the value of the name's only binding (`single_binding_value`):
     # a parameter rebound to a CPU tensor, or a name bound twice, is no host buffer.
-    ("", ", buf: torch.Tensor = None", "    buf = torch.zeros(3, 3, device='cpu')\n"),
-    ("", ", buf=None", "    buf = torch.zeros(3, 3)\n"),
-    ("", "", "    buf = torch.zeros(3, 3)\n    buf = buf.to(x.device)\n"),
-    ("", "", "    buf = torch.zeros(3, 3)\n    buf += 1\n"),
-    ("", "", "    buf = torch.zeros(3, 3)\n    for buf in [buf]:\n        pass\n"),
+    (", buf: torch.Tensor = None", "    buf = torch.zeros(3, 3, device='cpu')\n"),
+    (", buf=None", "    buf = torch.zeros(3, 3)\n"),
+    ("", "    buf = torch.zeros(3, 3)\n    buf = buf.to(x.device)\n"),
+    ("", "    buf = torch.zeros(3, 3)\n    buf += 1\n"),
+    ("", "    buf = torch.zeros(3, 3)\n    for buf in [buf]:\n        pass\n"),
 ])
 def test_a_store_into_a_name_bound_twice_is_no_store_into_a_host_buffer(
-        outer: str, parameter: str, bind: str) -> None:
-    source = _CPU_STORE.format(outer=outer, parameter=parameter, bind=bind)
+        parameter: str, bind: str) -> None:
+    source = _CPU_STORE.format(outer="", parameter=parameter, bind=bind)
     assert Signal.STORE not in _hot(source)
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
 

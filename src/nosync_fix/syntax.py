@@ -21,7 +21,7 @@ _MARKER_FIELDS = frozenset({"ctx", "op", "ops"})
 MARKERS = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 #: Field types of the ASDL grammar that hold no node (names, constants, flags).
 _LEAF_TYPES = frozenset({"identifier", "string", "constant", "int"})
-_MARKER_TYPES = frozenset({"expr_context", "operator", "unaryop", "cmpop", "boolop"})
+_MARKER_TYPES = frozenset(marker.__name__ for marker in MARKERS)
 #: The ``*`` fields whose lists may hold None: ``{**x}``'s key, a keyword-only
 #: parameter's missing default.
 _NONE_IN_LISTS = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults")})
