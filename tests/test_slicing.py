@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -192,3 +193,90 @@ def test_functions_that_change_module_facts_stay(pinned: str) -> None:
 
 def test_nothing_to_leave_out_gives_none() -> None:
     assert relevant("import torch\n\ndef train(model, loader):\n    total = 0\n" + _LOOP) is None
+
+
+# -- argparse's declarations in a function without signals --------------------------------------
+
+_SCRIPT = '''import argparse
+import torch
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="train")
+    parser.add_argument("--lr", type=float, default=1e-4,
+                        help="learning rate")
+    # the batch
+    parser.add_argument("--batch", type=int, default=-8 * 2)  # per device
+    group = parser.add_argument_group("data")
+    group.add_argument("--paths", nargs="+", default=("a", {"b": None}), help=f"{str.lower}")
+    parser.add_argument("--mode", choices=[m.lower() for m in ("A", "B")])
+    return parser.parse_args()
+
+
+def train(model, loader):
+    args = parse_args()
+    total = 0
+    for x in loader:
+        total += torch.relu(x).sum().item() * args.lr
+    return total
+'''
+
+
+def _declarations_left(text: str) -> list[str]:
+    return re.findall(r"\.add_argument\(([^,)]*)", text)
+
+
+def test_argument_declarations_of_a_function_without_signals_go(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = relevant(_SCRIPT)
+    assert text is not None
+    lines, original = text.splitlines(), _SCRIPT.splitlines()
+    assert len(lines) == len(original)
+    # siblings that follow each other make one string; a comment between them goes too
+    assert lines[6:10] == ['    """', "", "", '"""']
+    assert lines[11] == '    """"""'
+    assert [line for i, line in enumerate(lines) if line != original[i]] == [
+        lines[6], "", "", '"""', lines[11]]
+    assert _declarations_left(text) == ['"--mode"']  # its choices hold a comprehension
+    assert_slicing_changes_nothing(_SCRIPT, monkeypatch)
+
+
+@pytest.mark.parametrize("change", [
+    # the receiver is bound otherwise too, or is no parser
+    ('parser = argparse.ArgumentParser(description="train")',
+     'parser = argparse.ArgumentParser(description="train")\n    parser = make(parser)'),
+    ('parser = argparse.ArgumentParser(description="train")', "parser = make()"),
+    ("def parse_args():\n    parser", "def parse_args(parser):\n    parser"),
+    ("def parse_args():\n", "def parse_args():\n    global parser\n"),
+    # arguments that mention a name other than a builtin the file binds nowhere
+    ("default=1e-4", "default=LR"),
+    ("import torch\n", "import torch\nfrom constants import *\n"),
+    ("import torch\n", "import torch\nfloat = int\n"),
+    ("default=1e-4", "default=lr.item()"),
+    # shared lines
+    ('help="learning rate")', 'help="learning rate"); print(1)'),
+    ('    parser.add_argument("--lr"', '    if True: parser.add_argument("--lr"'),
+])
+def test_argument_declarations_that_stay(change: tuple[str, str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    old, new = change
+    assert old in _SCRIPT
+    source = _SCRIPT.replace(old, new, 1)
+    assert '"--lr"' in _declarations_left(relevant(source) or source)
+    assert_slicing_changes_nothing(source, monkeypatch)
+
+
+def test_argument_declarations_of_a_function_with_signals_stay() -> None:
+    source = _SCRIPT.replace("    return parser.parse_args()\n",
+                             "    for x in loader:\n        print(x.item())\n"
+                             "    return parser.parse_args()\n")
+    assert _declarations_left(relevant(source) or source) == [
+        '"--lr"', '"--batch"', '"--paths"', '"--mode"']
+
+
+def test_a_declaration_that_would_become_a_docstring_stays() -> None:
+    source = _SCRIPT.replace(
+        '    parser.add_argument("--mode"',
+        '    def more():\n        parser.add_argument("--more")\n        return parser\n'
+        '    parser.add_argument("--mode"')
+    assert _declarations_left(relevant(source) or source) == ['"--more"', '"--mode"']

@@ -40,6 +40,25 @@ bodies, nested classes) is always kept. A left-out function becomes a string
 of as many lines, at its indentation, so that the text is still valid Python
 with the same lines.
 
+Inside a kept function in which the pre-filter finds no signal of the live rules
+(kept only because kept code reaches it, such as a training script's
+``parse_args``), argparse's declarations are left out the same way: the
+statements ``p.add_argument(...)``, often a third of a training script, each on
+lines of its own, where
+
+* ``p`` is a name that the function (nested code included) binds only by
+  ``p = ....ArgumentParser(...)`` statements (or ``add_argument_group``,
+  ``add_mutually_exclusive_group``, ``add_parser``), and
+* the arguments hold nothing but constants, builtins that the file binds nowhere
+  (``type=int``), and displays, f-strings, operations and attributes of those.
+
+Such a statement holds no call but its own, binds nothing and mentions no name
+but ``p`` and builtins, so the analysis knows nothing more with it: not what a
+name holds (``add_argument`` is no evidence), not where a name is used (no rule
+acts on a parser), not what a function returns. And no finding sits in that
+function, since none sits where the pre-filter finds no signal. The first statement
+of a function's or a class's body stays (a string there would be its docstring).
+
 The engine uses the slice to check a file, and falls back to the whole text
 whenever a finding on the slice needs a fix or its edits. ``tests/test_prefilter.py``
 and ``benchmarks/check_prefilter.py --findings`` check that findings are the
@@ -49,7 +68,8 @@ same with the pre-filter (and so the slicing) on and off.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+import builtins
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import prefilter, syntax
@@ -152,9 +172,17 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             for other in units:
                 if other.cls is unit.cls and attribute in other.self_stores:
                     keep(other)
-    if len(kept) == len(units):
+    from .engine import split_lines  # the engine imports this module
+
+    lines = split_lines(text)
+    left_out = [_lines_of(u.node) for u in units if id(u) not in kept]
+    declarations = _Declarations(tree, lines)
+    for unit in units:
+        if id(unit) in kept and id(unit.node) not in meeting:
+            left_out.extend(declarations.of(unit.node))
+    if not left_out:
         return None
-    return _blank_out([u.node for u in units if id(u) not in kept], text)
+    return _blank_out(left_out, lines)
 
 
 def _module_code(tree: ast.Module, units: list[_Unit],
@@ -284,21 +312,180 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
                 unit.pinned = True
 
 
-def _blank_out(nodes: list[ast.FunctionDef | ast.AsyncFunctionDef], text: str) -> str:
-    """``text`` with each function of ``nodes`` replaced by a string of its lines' ends.
+def _lines_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """The first and last line of a function, decorators included (a function starts
+    a line of its own and ends one)."""
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return first, node.end_lineno or first
 
-    A function (decorators included) starts a line of its own and ends one, so whole
-    lines go; each keeps its own line ending. One string statement costs LibCST one
-    node, where empty lines cost one each.
+
+class _Declarations:
+    """argparse's declarations that a function without signals can do without (see the
+    module's documentation), as runs of whole lines."""
+
+    def __init__(self, tree: ast.Module, lines: list[str]) -> None:
+        self.tree = tree
+        self.lines = lines
+        self._free_builtins: frozenset[str] | None = None
+
+    def of(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
+        """The runs of lines (first, last) of ``function``'s declarations: siblings
+        that follow each other make one run. None is the first statement of a body
+        (a string there would be a docstring)."""
+        candidates = [s for s in syntax.statements(function) if _declaration_receiver(s)]
+        if not candidates:
+            return []
+        parsers = _parsers(function)
+        wanted = {id(s) for s in candidates
+                  if _declaration_receiver(s) in parsers and self._on_own_lines(s)
+                  and all(self._inert(a) for a in _arguments(s.value))}  # type: ignore
+        runs: list[tuple[int, int]] = []
+        for statement in syntax.statements(function):
+            for block in _blocks(statement):
+                docstring = block is getattr(statement, "body", None) and type(statement) in (
+                    _DOCUMENTED)
+                run: list[ast.stmt] = []
+                for index, child in enumerate(block):
+                    if id(child) in wanted and not (docstring and index == 0):
+                        run.append(child)
+                        continue
+                    if run:
+                        runs.append((run[0].lineno, run[-1].end_lineno or run[-1].lineno))
+                    run = []
+                if run:
+                    runs.append((run[0].lineno, run[-1].end_lineno or run[-1].lineno))
+        return runs
+
+    def _on_own_lines(self, statement: ast.stmt) -> bool:
+        """Nothing but indentation before ``statement`` on its first line, and nothing but
+        blanks or a comment after it on its last (``a; b`` and ``if x: a`` share lines)."""
+        first = self.lines[statement.lineno - 1]
+        if len(first) - len(first.lstrip(" \t\f")) != statement.col_offset:
+            return False
+        last = self.lines[(statement.end_lineno or statement.lineno) - 1]
+        rest = last.encode("utf-8")[statement.end_col_offset:].decode("utf-8").strip()
+        return not rest or rest.startswith("#")
+
+    def _inert(self, node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.Constant:
+            return True
+        if kind is ast.Name:
+            return node.id in self.free_builtins  # type: ignore[attr-defined]
+        if kind in _INERT_DISPLAYS:
+            return all(self._inert(child) for child in syntax.children(node))
+        if kind is ast.Dict:
+            return None not in node.keys and all(  # type: ignore[attr-defined]
+                self._inert(child) for child in syntax.children(node))
+        return False
+
+    @property
+    def free_builtins(self) -> frozenset[str]:
+        """The builtins' names that nothing in the file binds (none after a ``*`` import)."""
+        if self._free_builtins is None:
+            bound = _bound_names(self.tree)
+            self._free_builtins = frozenset() if bound is None else _BUILTINS - bound
+        return self._free_builtins
+
+
+#: The calls whose value is an argparse parser, or a group of its arguments.
+_PARSER_MAKERS = frozenset({"ArgumentParser", "add_argument_group",
+                            "add_mutually_exclusive_group", "add_parser"})
+#: What an inert argument may be built of, besides constants, builtins and dicts.
+_INERT_DISPLAYS = frozenset({ast.Tuple, ast.List, ast.Set, ast.JoinedStr, ast.FormattedValue,
+                             ast.BinOp, ast.UnaryOp, ast.Attribute})
+_BUILTINS = frozenset(dir(builtins))
+#: The statements whose body's first string is their docstring.
+_DOCUMENTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _declaration_receiver(statement: ast.AST) -> str | None:
+    """``p`` of a statement ``p.add_argument(...)``."""
+    if type(statement) is not ast.Expr:
+        return None
+    call = statement.value  # type: ignore[attr-defined]
+    if type(call) is not ast.Call or type(call.func) is not ast.Attribute or (
+            call.func.attr != "add_argument") or type(call.func.value) is not ast.Name:
+        return None
+    return call.func.value.id
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(keyword.value for keyword in call.keywords)]
+
+
+def _parsers(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names that ``function`` (nested code included) binds only by ``name =
+    <parser maker>(...)`` (:data:`_PARSER_MAKERS`)."""
+    makers: set[int] = set()
+    for node in syntax.walk(function):
+        if type(node) is ast.Assign and len(node.targets) == 1 and (  # type: ignore
+                type(node.targets[0]) is ast.Name) and type(node.value) is ast.Call and (  # type: ignore
+                (prefilter.dotted(node.value.func) or "").rpartition(".")[2]  # type: ignore
+                in _PARSER_MAKERS):
+            makers.add(id(node.targets[0]))  # type: ignore[attr-defined]
+    parsers: set[str] = set()
+    others: set[str] = set()
+    for node, name in _bindings(function):
+        (parsers if id(node) in makers else others).add(name)
+    return parsers - others
+
+
+def _bound_names(tree: ast.AST) -> set[str] | None:
+    """Every name bound anywhere under ``tree``; None when a ``*`` import may bind any."""
+    bound: set[str] = set()
+    for _, name in _bindings(tree):
+        if name == "*":
+            return None
+        bound.add(name)
+    return bound
+
+
+def _bindings(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
+    """Each binding under ``tree`` (``tree``'s own name included), with the name it
+    binds: stores and deletions, parameters, imports (``*`` for a star import),
+    ``def`` and ``class``, ``except ... as``, ``match`` captures, type parameters and
+    ``global``/``nonlocal`` declarations."""
+    for node in syntax.walk(tree):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                yield node, node.id  # type: ignore[attr-defined]
+        elif kind is ast.arg:
+            yield node, node.arg  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            name = node.asname or node.name.split(".")[0]  # type: ignore[attr-defined]
+            yield node, name
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for name in node.names:  # type: ignore[attr-defined]
+                yield node, name
+        elif kind is ast.MatchMapping:
+            if node.rest:  # type: ignore[attr-defined]
+                yield node, node.rest  # type: ignore[attr-defined]
+        else:  # def, class, except ... as, match captures, type parameters
+            name = getattr(node, "name", None)
+            if type(name) is str:
+                yield node, name
+
+
+def _blocks(statement: ast.AST) -> Iterator[list[ast.stmt]]:
+    """The lists of statements that ``statement`` holds directly."""
+    for field_name in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field_name, None)
+        if type(block) is list and block and isinstance(block[0], ast.stmt):
+            yield block
+
+
+def _blank_out(runs: list[tuple[int, int]], lines: list[str]) -> str:
+    """The text of ``lines`` with each run of lines (first, last; whole statements that
+    start a line of their own and end one) replaced by a string of its lines' ends, at
+    the indentation of its first line: the text is still valid Python with the same
+    lines. One string statement costs LibCST one node, where empty lines cost one each.
     """
-    from .engine import split_lines  # the engine imports this module
-
-    lines = split_lines(text)
-    for node in nodes:
-        start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
-        end = (node.end_lineno or start + 1) - 1
-        first = lines[start]
-        content = first.rstrip(_LINE_END)
+    lines = list(lines)
+    for first, last in runs:
+        start, end = first - 1, last - 1
+        content = lines[start].rstrip(_LINE_END)
         indent = content[:len(content) - len(content.lstrip(" \t\f"))]
         for index in range(start, end + 1):
             line = lines[index]
