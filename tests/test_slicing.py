@@ -252,6 +252,8 @@ def test_argument_declarations_of_a_function_without_signals_go(
     ("default=1e-4", "default=LR"),
     ("import torch\n", "import torch\nfrom constants import *\n"),
     ("import torch\n", "import torch\nfloat = int\n"),
+    ('parser = argparse.ArgumentParser(description="train")',
+     'parser = argparse.ArgumentParser(description="train")\n    float = int'),
     ("default=1e-4", "default=lr.item()"),
     # shared lines
     ('help="learning rate")', 'help="learning rate"); print(1)'),
@@ -280,3 +282,17 @@ def test_a_declaration_that_would_become_a_docstring_stays() -> None:
         '    def more():\n        parser.add_argument("--more")\n        return parser\n'
         '    parser.add_argument("--mode"')
     assert _declarations_left(relevant(source) or source) == ['"--more"', '"--mode"']
+
+
+@pytest.mark.parametrize("binding", [
+    "def float():\n    return 0\n",
+    "class float:\n    pass\n",
+    "try:\n    pass\nexcept ImportError as float:\n    pass\n",
+    "from numbers import Real as float\n",
+    "def other():\n    global float\n",
+    "for float in range(2):\n    pass\n",
+])
+def test_a_builtin_the_file_binds_is_no_constant(binding: str) -> None:
+    source = _SCRIPT.replace("\n\ndef parse_args", "\n\n" + binding + "\n\ndef parse_args", 1)
+    assert '"--lr"' in _declarations_left(relevant(source) or source)
+    assert '"--paths"' not in _declarations_left(relevant(source) or source)

@@ -176,7 +176,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
 
     lines = split_lines(text)
     left_out = [_lines_of(u.node) for u in units if id(u) not in kept]
-    declarations = _Declarations(tree, lines)
+    declarations = _Declarations(tree, lines, units)
     for unit in units:
         if id(unit) in kept and id(unit.node) not in meeting:
             left_out.extend(declarations.of(unit.node))
@@ -323,10 +323,12 @@ class _Declarations:
     """argparse's declarations that a function without signals can do without (see the
     module's documentation), as runs of whole lines."""
 
-    def __init__(self, tree: ast.Module, lines: list[str]) -> None:
+    def __init__(self, tree: ast.Module, lines: list[str], units: list[_Unit]) -> None:
         self.tree = tree
         self.lines = lines
-        self._free_builtins: frozenset[str] | None = None
+        self.units = units
+        self._module_bound: set[str] | None = None
+        self._module_scanned = False
 
     def of(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
         """The runs of lines (first, last) of ``function``'s declarations: siblings
@@ -335,10 +337,12 @@ class _Declarations:
         candidates = [s for s in syntax.statements(function) if _declaration_receiver(s)]
         if not candidates:
             return []
-        parsers = _parsers(function)
+        parsers, bound = _function_bindings(function)
+        module_bound = self.module_bound()
+        free = frozenset() if module_bound is None else _BUILTINS - module_bound - bound
         wanted = {id(s) for s in candidates
                   if _declaration_receiver(s) in parsers and self._on_own_lines(s)
-                  and all(self._inert(a) for a in _arguments(s.value))}  # type: ignore
+                  and all(_inert(a, free) for a in _arguments(s.value))}  # type: ignore
         runs: list[tuple[int, int]] = []
         for statement in syntax.statements(function):
             for block in _blocks(statement):
@@ -356,6 +360,21 @@ class _Declarations:
                     runs.append((run[0].lineno, run[-1].end_lineno or run[-1].lineno))
         return runs
 
+    def module_bound(self) -> set[str] | None:
+        """The names that code outside the functions and methods binds, their own names,
+        and those that any of them declares ``global``/``nonlocal``: with a function's
+        own, every name that a name in it may refer to but a builtin. None after a
+        ``*`` import."""
+        if not self._module_scanned:
+            self._module_scanned = True
+            skip = {id(unit.node) for unit in self.units}
+            bound = {name for _, name in _bindings(self.tree, skip)}
+            if "*" not in bound:  # a function's name is bound where it is defined
+                self._module_bound = bound.union(
+                    {unit.node.name for unit in self.units},
+                    *(unit.declared_global for unit in self.units))
+        return self._module_bound
+
     def _on_own_lines(self, statement: ast.stmt) -> bool:
         """Nothing but indentation before ``statement`` on its first line, and nothing but
         blanks or a comment after it on its last (``a; b`` and ``if x: a`` share lines)."""
@@ -366,26 +385,20 @@ class _Declarations:
         rest = last.encode("utf-8")[statement.end_col_offset:].decode("utf-8").strip()
         return not rest or rest.startswith("#")
 
-    def _inert(self, node: ast.AST) -> bool:
-        kind = type(node)
-        if kind is ast.Constant:
-            return True
-        if kind is ast.Name:
-            return node.id in self.free_builtins  # type: ignore[attr-defined]
-        if kind in _INERT_DISPLAYS:
-            return all(self._inert(child) for child in syntax.children(node))
-        if kind is ast.Dict:
-            return None not in node.keys and all(  # type: ignore[attr-defined]
-                self._inert(child) for child in syntax.children(node))
-        return False
 
-    @property
-    def free_builtins(self) -> frozenset[str]:
-        """The builtins' names that nothing in the file binds (none after a ``*`` import)."""
-        if self._free_builtins is None:
-            bound = _bound_names(self.tree)
-            self._free_builtins = frozenset() if bound is None else _BUILTINS - bound
-        return self._free_builtins
+def _inert(node: ast.AST, free_builtins: frozenset[str]) -> bool:
+    """Whether ``node`` is built of constants and ``free_builtins`` alone."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return True
+    if kind is ast.Name:
+        return node.id in free_builtins  # type: ignore[attr-defined]
+    if kind in _INERT_DISPLAYS:
+        return all(_inert(child, free_builtins) for child in syntax.children(node))
+    if kind is ast.Dict:
+        return None not in node.keys and all(  # type: ignore[attr-defined]
+            _inert(child, free_builtins) for child in syntax.children(node))
+    return False
 
 
 #: The calls whose value is an argparse parser, or a group of its arguments.
@@ -414,48 +427,46 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(keyword.value for keyword in call.keywords)]
 
 
-def _parsers(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _function_bindings(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                       ) -> tuple[set[str], set[str]]:
     """The names that ``function`` (nested code included) binds only by ``name =
-    <parser maker>(...)`` (:data:`_PARSER_MAKERS`)."""
+    <parser maker>(...)`` (:data:`_PARSER_MAKERS`), and every name it binds."""
     makers: set[int] = set()
-    for node in syntax.walk(function):
-        if type(node) is ast.Assign and len(node.targets) == 1 and (  # type: ignore
-                type(node.targets[0]) is ast.Name) and type(node.value) is ast.Call and (  # type: ignore
-                (prefilter.dotted(node.value.func) or "").rpartition(".")[2]  # type: ignore
-                in _PARSER_MAKERS):
-            makers.add(id(node.targets[0]))  # type: ignore[attr-defined]
     parsers: set[str] = set()
     others: set[str] = set()
-    for node, name in _bindings(function):
+    for node, name in _bindings(function):  # an assignment comes before its target
+        if type(node) is ast.Assign:
+            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and (  # type: ignore
+                    type(node.value) is ast.Call) and (  # type: ignore[attr-defined]
+                    (prefilter.dotted(node.value.func) or "").rpartition(".")[2]  # type: ignore
+                    in _PARSER_MAKERS):
+                makers.add(id(node.targets[0]))  # type: ignore[attr-defined]
+            continue
         (parsers if id(node) in makers else others).add(name)
-    return parsers - others
+    return parsers - others, parsers | others
 
 
-def _bound_names(tree: ast.AST) -> set[str] | None:
-    """Every name bound anywhere under ``tree``; None when a ``*`` import may bind any."""
-    bound: set[str] = set()
-    for _, name in _bindings(tree):
-        if name == "*":
-            return None
-        bound.add(name)
-    return bound
-
-
-def _bindings(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
-    """Each binding under ``tree`` (``tree``'s own name included), with the name it
-    binds: stores and deletions, parameters, imports (``*`` for a star import),
-    ``def`` and ``class``, ``except ... as``, ``match`` captures, type parameters and
-    ``global``/``nonlocal`` declarations."""
-    for node in syntax.walk(tree):
+def _bindings(tree: ast.AST, skip: set[int] | None = None,
+              ) -> Iterator[tuple[ast.AST, str]]:
+    """Each binding under ``tree`` (``tree``'s own name included) but under the nodes of
+    ``skip``, with the name it binds: stores and deletions, parameters, imports (``*``
+    for a star import), ``def`` and ``class``, ``except ... as``, ``match`` captures,
+    type parameters and ``global``/``nonlocal`` declarations. Each assignment is given
+    too, with an empty name, before its targets."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
         kind = type(node)
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
                 yield node, node.id  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Assign:
+            yield node, ""
         elif kind is ast.arg:
             yield node, node.arg  # type: ignore[attr-defined]
         elif kind is ast.alias:
-            name = node.asname or node.name.split(".")[0]  # type: ignore[attr-defined]
-            yield node, name
+            yield node, node.asname or node.name.split(".")[0]  # type: ignore[attr-defined]
         elif kind is ast.Global or kind is ast.Nonlocal:
             for name in node.names:  # type: ignore[attr-defined]
                 yield node, name
@@ -466,6 +477,8 @@ def _bindings(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
             name = getattr(node, "name", None)
             if type(name) is str:
                 yield node, name
+        found = syntax.children(node)
+        stack.extend(found if skip is None else [c for c in found if id(c) not in skip])
 
 
 def _blocks(statement: ast.AST) -> Iterator[list[ast.stmt]]:
