@@ -48,6 +48,7 @@ from nosync_fix.analysis.base import (
     Source,
     dotted_name,
     expression_contexts,
+    own_code_nodes,
     parsing,
     resolve_alone,
     visit,
@@ -527,3 +528,35 @@ def test_expression_contexts_equal_libcst(name: str, source: str) -> None:
     theirs = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(
         ExpressionContextProvider)
     assert expression_contexts(module) == dict(theirs)
+
+
+class _OwnCode(cst.CSTVisitor):
+    """What the rules' visitors gathered before :func:`own_code_nodes`: the nodes of some
+    kinds, not in nested functions or classes, nor (optionally) in lambdas."""
+
+    def __init__(self, function: cst.FunctionDef, kinds: tuple[type, ...],
+                 in_lambdas: bool) -> None:
+        super().__init__()
+        self.function, self.kinds, self.in_lambdas = function, kinds, in_lambdas
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kinds):
+            self.found.append(node)
+        if isinstance(node, cst.FunctionDef):
+            return node is self.function
+        if isinstance(node, cst.Lambda):
+            return self.in_lambdas
+        return not isinstance(node, cst.ClassDef)
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_own_code_nodes_are_what_a_visitor_gathers(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    functions = [node for node, _ in walk(module) if isinstance(node, cst.FunctionDef)]
+    for function in functions:
+        for kinds, in_lambdas in (((cst.Return,), False), ((cst.Return, cst.Yield), False),
+                                  ((cst.Call,), True)):
+            visitor = _OwnCode(function, kinds, in_lambdas)
+            function.visit(visitor)
+            assert own_code_nodes(function, kinds, in_lambdas=in_lambdas) == visitor.found

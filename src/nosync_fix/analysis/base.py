@@ -900,6 +900,27 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def own_code_nodes(function: cst.FunctionDef, kinds: tuple[type[cst.CSTNode], ...], *,
+                   in_lambdas: bool) -> list[cst.CSTNode]:
+    """The nodes of ``kinds`` in ``function``'s own code (its decorators, defaults and
+    body), in source order: not in functions or classes defined in it, nor, unless
+    ``in_lambdas``, in lambdas. A walk of :func:`children`: rules that ask this of a
+    training script's ``main`` in a loop pay neither LibCST's rebuilding walk nor a
+    visitor class made at each call."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [function]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kinds):
+            found.append(node)
+        kind = type(node)
+        if node is not function and (kind is cst.FunctionDef or kind is cst.ClassDef or (
+                kind is cst.Lambda and not in_lambdas)):
+            continue
+        stack.extend(reversed(children(node)))
+    return found
+
+
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a ``CSTVisitor``: the same calls of ``on_visit``
     (children skipped when it answers False), of the field hooks and of

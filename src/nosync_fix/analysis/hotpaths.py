@@ -21,7 +21,7 @@ import functools
 import libcst as cst
 
 from . import _tables as T
-from .base import COMPREHENSIONS, Metadata, positional_args
+from .base import COMPREHENSIONS, Metadata, own_code_nodes, positional_args
 from .tensors import TensorFacts
 
 _COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
@@ -378,17 +378,4 @@ def _bound_name(expr: cst.BaseExpression) -> str:
 
 def calls_in(func: cst.FunctionDef) -> list[cst.Call]:
     """The calls in ``func``'s own body (not in functions or classes defined inside it)."""
-    calls: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            calls.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    func.visit(Calls())
-    return calls
+    return own_code_nodes(func, (cst.Call,), in_lambdas=True)  # type: ignore[return-value]

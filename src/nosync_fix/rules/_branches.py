@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import Effect, Kind, ModuleAnalysis
-from ..analysis.base import strip_parens, visit
+from ..analysis.base import strip_parens, visit, walk
 from ..rewrite import Rewrite
 from ._conditions import (
     Condition,
@@ -906,14 +906,11 @@ def _decided_by(analysis: ModuleAnalysis, chain: Chain) -> frozenset[str]:
     if function is None:
         return frozenset()
     assigned: dict[str, list[cst.BaseExpression]] = {}
-
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+    for node, _ in walk(function):
+        if isinstance(node, cst.Assign):
             for target in node.targets:
                 for name in _target_names(target.target):
                     assigned.setdefault(name, []).append(node.value)
-
-    visit(function, Assignments())
     reads = {name: set().union(*(analysis.loops.names_read_in(v) for v in values))
              for name, values in assigned.items()}
     params = function.params

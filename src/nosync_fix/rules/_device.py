@@ -20,7 +20,7 @@ from libcst.metadata.scope_provider import Assignment
 
 from ..analysis import Kind, ModuleAnalysis
 from ..analysis import _tables as T
-from ..analysis.base import positional_args
+from ..analysis.base import own_code_nodes, positional_args
 
 #: Methods that always produce floating results from floating inputs (and fail on others).
 _FLOAT_METHODS = frozenset({
@@ -234,20 +234,7 @@ def _local_function_family(analysis: ModuleAnalysis, call: cst.Call,
 
 def _own_returns(function: cst.FunctionDef) -> list[cst.Return]:
     """The ``return`` statements of ``function`` itself, not of functions nested in it."""
-    found: list[cst.Return] = []
-
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node)
-
-    function.visit(Returns())
-    return found
+    return own_code_nodes(function, (cst.Return,), in_lambdas=False)  # type: ignore[return-value]
 
 
 _DTYPE_FAMILIES = {

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..analysis import Kind, ModuleAnalysis, Value
 from ..analysis import _tables as T
-from ..analysis.base import call_name, keyword_arg, positional_args
+from ..analysis.base import call_name, keyword_arg, own_code_nodes, positional_args
 from ._scalars import assignment_of, single_binding_value
 
 
@@ -219,28 +219,11 @@ def _compute_returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, de
                 d.decorator, cst.Call) else d.decorator) & _TRANSPARENT_DECORATORS
             for d in func.decorators):
         return False
-    returns: list[cst.Return] = []
-    yields = [False]
-
-    class Returns(cst.CSTVisitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            returns.append(node)
-
-        def visit_Yield(self, node: cst.Yield) -> None:
-            yields[0] = True
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    func.visit(Returns())
+    own = own_code_nodes(func, (cst.Return, cst.Yield), in_lambdas=False)
+    returns = [node for node in own if isinstance(node, cst.Return)]
+    yields = len(returns) < len(own)
     values = [r.value for r in returns if r.value is not None]
-    return bool(values) and not yields[0] and all(
+    return bool(values) and not yields and all(
         _made_on_host(analysis, v, depth + 1, explicit, reaching) for v in values)
 
 
