@@ -928,7 +928,11 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     visited; without rebuilding every node (see
     :func:`walk`); LibCST's name look-ups of ``visit_<Node>``/``leave_<Node>`` are
     cached, and its field hooks are skipped for a visitor that has none. A test
-    compares the calls with LibCST's on every corpus file."""
+    compares the calls with LibCST's on every corpus file.
+
+    The look-ups are cached per visitor class, for good: give it instances of classes
+    defined once (at module level), not of a class defined in a function, which is a
+    new class at each call (see :func:`own_code_nodes` for gathering nodes)."""
     kind = type(visitor)
     plain = _PLAIN_VISITORS.get(kind)
     if plain is None:
