@@ -296,3 +296,14 @@ def test_a_builtin_the_file_binds_is_no_constant(binding: str) -> None:
     source = _SCRIPT.replace("\n\ndef parse_args", "\n\n" + binding + "\n\ndef parse_args", 1)
     assert '"--lr"' in _declarations_left(relevant(source) or source)
     assert '"--paths"' not in _declarations_left(relevant(source) or source)
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_argument_declarations_go_whatever_the_line_endings(
+        ending: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _SCRIPT.replace('help="learning rate"', 'help="taux d\'apprentissage é"').replace(
+        "\n", ending)
+    text = relevant(source)
+    assert text is not None and text.count(ending) == source.count(ending)
+    assert _declarations_left(text) == ['"--mode"']
+    assert_slicing_changes_nothing(source, monkeypatch)
