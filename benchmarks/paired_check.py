@@ -98,7 +98,7 @@ def _report(rows: list[dict]) -> None:
         with_findings = sum(r[name] for r in rows if r[f"{name} findings"])
         print(f"{name}: check/parse {check / parse:.3f} (files with findings "
               f"{with_findings / parse:.3f}, without {(check - with_findings) / parse:.3f}),"
-              f" {sum(r[f'{name} findings'] for r in rows)} findings")
+              f" findings: {sum(r[f'{name} findings'] for r in rows)}")
     differ = [r["file"] for r in rows if r["old findings"] != r["new findings"]]
     for path in differ:
         print(f"findings differ: {path}")
