@@ -43,9 +43,12 @@ from nosync_fix import syntax
 from nosync_fix.analysis import ModuleAnalysis
 from nosync_fix.analysis.base import (
     _ORIGINAL_VISIT,
+    _WALKED_FIELDS,
     TRIVIA,
     Metadata,
     Source,
+    _tested,
+    children,
     dotted_name,
     expression_contexts,
     own_code_nodes,
@@ -560,3 +563,17 @@ def test_own_code_nodes_are_what_a_visitor_gathers(name: str, source: str) -> No
             visitor = _OwnCode(function, kinds, in_lambdas)
             function.visit(visitor)
             assert own_code_nodes(function, kinds, in_lambdas=in_lambdas) == visitor.found
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_children_read_by_type_hints_equal_children_tested_one_by_one(
+        name: str, source: str) -> None:
+    """The reader written for each node type's fields gives what testing every value of
+    every field that may hold a node gives."""
+    module = cst.parse_module(source)
+    for node, _ in walk(module):
+        read = children(node)  # learns the node type's fields first
+        tested: list[cst.CSTNode] = []
+        for field in _WALKED_FIELDS[type(node)]:
+            _tested(getattr(node, field), tested)
+        assert read == tested, type(node).__name__

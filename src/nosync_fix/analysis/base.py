@@ -7,7 +7,7 @@ import contextlib
 import functools
 import re
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -875,29 +875,89 @@ def walk(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The children of a node but :data:`TRIVIA`, in the order a LibCST visitor visits
     them."""
-    fields = _WALKED_FIELDS.get(type(node))
+    read = _READERS.get(type(node))
+    if read is None:
+        read = _READERS[type(node)] = _children_reader(node)
+    return read(node)
+
+
+#: A function per node type that lists a node's children (see :func:`_children_reader`).
+_READERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+
+
+def _children_reader(node: cst.CSTNode) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    """A function that lists the children of nodes of ``node``'s type, written for its
+    fields: a field whose type hint admits only nodes that are not :data:`TRIVIA` (an
+    ``expression: BaseExpression``, ``args: Sequence[Arg]``, ``orelse: Optional[Else]``)
+    is read without testing what it holds; the others (``Union[Param, MaybeSentinel]``)
+    item by item, as every field was before."""
+    kind = type(node)
+    fields = _WALKED_FIELDS.get(kind)
     if fields is None:
         _child_fields(node)
-        fields = _WALKED_FIELDS[type(node)]
-    is_node_type = _WALKED_TYPES.get
-    found: list[cst.CSTNode] = []
+        fields = _WALKED_FIELDS[kind]
+    try:
+        hints = typing.get_type_hints(kind)
+    except Exception:  # noqa: BLE001 - an unresolvable hint: test every field's value
+        hints = {}
+    lines = ["def children(node):", "    found = []"]
     for field in fields:
-        value = getattr(node, field)
-        kind = type(value)
-        if kind is tuple or kind is list:
-            for item in value:
-                is_node = is_node_type(type(item))
-                if is_node is None:
-                    is_node = _is_walked_type(type(item))
-                if is_node:
-                    found.append(item)
-            continue
-        is_node = is_node_type(kind)
-        if is_node is None:
-            is_node = _is_walked_type(kind)
-        if is_node:
-            found.append(value)
-    return found
+        shape = _shape(hints[field]) if field in hints else None
+        if shape == "one":
+            lines.append(f"    found.append(node.{field})")
+        elif shape == "many":
+            lines.append(f"    found.extend(node.{field})")
+        elif shape == "optional":
+            lines += [f"    value = node.{field}", "    if value is not None:",
+                      "        found.append(value)"]
+        else:
+            lines.append(f"    _tested(node.{field}, found)")
+    lines.append("    return found")
+    namespace: dict[str, object] = {"_tested": _tested}
+    exec("\n".join(lines) + "\n", namespace)  # noqa: S102 (our own text)
+    return namespace["children"]  # type: ignore[return-value]
+
+
+def _shape(hint: object) -> str | None:
+    """"one" when a hint admits one node that is never :data:`TRIVIA`, "optional" when
+    it admits that or None, "many" for a sequence of such nodes; else None."""
+    if typing.get_origin(hint) is Sequence:
+        return "many" if all(_never_trivia(a) for a in _alternatives(
+            typing.get_args(hint)[0])) else None
+    alternatives = _alternatives(hint)
+    nodes = [a for a in alternatives if a is not type(None)]
+    if not nodes or not all(_never_trivia(a) for a in nodes):
+        return None
+    return "one" if len(nodes) == len(alternatives) else "optional"
+
+
+def _alternatives(hint: object) -> tuple[object, ...]:
+    return typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,)
+
+
+def _never_trivia(hint: object) -> bool:
+    """A node class none of whose subclasses is :data:`TRIVIA`."""
+    return isinstance(hint, type) and issubclass(hint, cst.CSTNode) and not any(
+        issubclass(trivia, hint) for trivia in TRIVIA)
+
+
+def _tested(value: object, found: list[cst.CSTNode]) -> None:
+    """Adds to ``found`` what a field's ``value`` holds that :func:`walk` goes into."""
+    is_node_type = _WALKED_TYPES.get
+    kind = type(value)
+    if kind is tuple or kind is list:
+        for item in value:  # type: ignore[attr-defined]
+            is_node = is_node_type(type(item))
+            if is_node is None:
+                is_node = _is_walked_type(type(item))
+            if is_node:
+                found.append(item)
+        return
+    is_node = is_node_type(kind)
+    if is_node is None:
+        is_node = _is_walked_type(kind)
+    if is_node:
+        found.append(value)  # type: ignore[arg-type]
 
 
 def own_code_nodes(function: cst.FunctionDef, kinds: tuple[type[cst.CSTNode], ...], *,
