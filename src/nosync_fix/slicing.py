@@ -49,8 +49,9 @@ lines of its own, where
 * ``p`` is a name that the function (nested code included) binds only by
   ``p = ....ArgumentParser(...)`` statements (or ``add_argument_group``,
   ``add_mutually_exclusive_group``, ``add_parser``), and
-* the arguments hold nothing but constants, builtins that the file binds nowhere
-  (``type=int``), and displays, f-strings, operations and attributes of those.
+* the arguments hold nothing but constants, builtins (``type=int``) that neither the
+  function nor the code outside functions binds and no function declares ``global``,
+  and displays, f-strings, operations and attributes of those.
 
 Such a statement holds no call but its own, binds nothing and mentions no name
 but ``p`` and builtins, so the analysis knows nothing more with it: not what a
