@@ -70,6 +70,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -173,17 +175,14 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             for other in units:
                 if other.cls is unit.cls and attribute in other.self_stores:
                     keep(other)
-    from .engine import split_lines  # the engine imports this module
-
-    lines = split_lines(text)
     left_out = [_lines_of(u.node) for u in units if id(u) not in kept]
-    declarations = _Declarations(tree, lines, units)
+    declarations = _Declarations(tree, text, units)
     for unit in units:
         if id(unit) in kept and id(unit.node) not in meeting:
             left_out.extend(declarations.of(unit.node))
     if not left_out:
         return None
-    return _blank_out(left_out, lines)
+    return _blank_out(left_out, declarations.lines)
 
 
 def _module_code(tree: ast.Module, units: list[_Unit],
@@ -324,57 +323,57 @@ class _Declarations:
     """argparse's declarations that a function without signals can do without (see the
     module's documentation), as runs of whole lines."""
 
-    def __init__(self, tree: ast.Module, lines: list[str], units: list[_Unit]) -> None:
+    def __init__(self, tree: ast.Module, text: str, units: list[_Unit]) -> None:
         self.tree = tree
-        self.lines = lines
+        self.text = text
         self.units = units
-        self._module_bound: set[str] | None = None
-        self._module_scanned = False
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        from .engine import split_lines  # the engine imports this module
+
+        return split_lines(self.text)
 
     def of(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
         """The runs of lines (first, last) of ``function``'s declarations: siblings
         that follow each other make one run. None is the first statement of a body
         (a string there would be a docstring)."""
-        candidates = [s for s in syntax.statements(function) if _declaration_receiver(s)]
-        if not candidates:
+        blocks = [(owner, block) for owner in syntax.statements(function)
+                  for block in _blocks(owner)]
+        receivers = {id(s): r for _, block in blocks for s in block
+                     if (r := _declaration_receiver(s)) is not None}
+        if not receivers:
             return []
         parsers, bound = _function_bindings(function)
-        module_bound = self.module_bound()
+        module_bound = self.module_bound
         free = frozenset() if module_bound is None else _BUILTINS - module_bound - bound
-        wanted = {id(s) for s in candidates
-                  if _declaration_receiver(s) in parsers and self._on_own_lines(s)
+        wanted = {id(s) for _, block in blocks for s in block
+                  if receivers.get(id(s)) in parsers and self._on_own_lines(s)
                   and all(_inert(a, free) for a in _arguments(s.value))}  # type: ignore
         runs: list[tuple[int, int]] = []
-        for statement in syntax.statements(function):
-            for block in _blocks(statement):
-                docstring = block is getattr(statement, "body", None) and type(statement) in (
-                    _DOCUMENTED)
-                run: list[ast.stmt] = []
-                for index, child in enumerate(block):
-                    if id(child) in wanted and not (docstring and index == 0):
-                        run.append(child)
-                        continue
-                    if run:
-                        runs.append((run[0].lineno, run[-1].end_lineno or run[-1].lineno))
-                    run = []
-                if run:
+        for owner, block in blocks:
+            taken = [id(statement) in wanted for statement in block]
+            if block is getattr(owner, "body", None) and type(owner) in _DOCUMENTED:
+                taken[0] = False
+            for is_taken, group in itertools.groupby(zip(taken, block, strict=True),
+                                                     key=lambda pair: pair[0]):
+                if is_taken:
+                    run = [statement for _, statement in group]
                     runs.append((run[0].lineno, run[-1].end_lineno or run[-1].lineno))
         return runs
 
+    @functools.cached_property
     def module_bound(self) -> set[str] | None:
         """The names that code outside the functions and methods binds, their own names,
         and those that any of them declares ``global``/``nonlocal``: with a function's
         own, every name that a name in it may refer to but a builtin. None after a
         ``*`` import."""
-        if not self._module_scanned:
-            self._module_scanned = True
-            skip = {id(unit.node) for unit in self.units}
-            bound = {name for _, name in _bindings(self.tree, skip)}
-            if "*" not in bound:  # a function's name is bound where it is defined
-                self._module_bound = bound.union(
-                    {unit.node.name for unit in self.units},
-                    *(unit.declared_global for unit in self.units))
-        return self._module_bound
+        skip = {id(unit.node) for unit in self.units}
+        bound = {name for _, name in _bindings(self.tree, skip)}
+        if "*" in bound:
+            return None
+        return bound.union({unit.node.name for unit in self.units},  # bound where defined
+                           *(unit.declared_global for unit in self.units))
 
     def _on_own_lines(self, statement: ast.stmt) -> bool:
         """Nothing but indentation before ``statement`` on its first line, and nothing but

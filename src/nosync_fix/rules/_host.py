@@ -221,7 +221,7 @@ def _compute_returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, de
         return False
     own = own_code_nodes(func, (cst.Return, cst.Yield), in_lambdas=False)
     returns = [node for node in own if isinstance(node, cst.Return)]
-    yields = len(returns) < len(own)
+    yields = any(isinstance(node, cst.Yield) for node in own)
     values = [r.value for r in returns if r.value is not None]
     return bool(values) and not yields and all(
         _made_on_host(analysis, v, depth + 1, explicit, reaching) for v in values)
