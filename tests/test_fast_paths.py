@@ -58,7 +58,13 @@ from nosync_fix.analysis.base import (
     walk,
 )
 from nosync_fix.config import Settings
-from nosync_fix.engine import _visitor_methods, line_opcodes, nesting_depth, visit_batched
+from nosync_fix.engine import (
+    _visitor_methods,
+    line_opcodes,
+    nesting_depth,
+    process_source,
+    visit_batched,
+)
 from nosync_fix.rules import RuleContext, all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +139,24 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
         rng = full[node]
         assert other.position(node) == (rng.start.line, rng.start.column, rng.end.line,
                                         rng.end.column)
+
+
+def test_a_finding_in_a_case_block_is_at_its_column() -> None:
+    """The cases of a ``match`` have an indentation of their own (``Match.indent``),
+    between the ``match``'s block and each case's: a statement rendered alone for its
+    position is indented by all three (it was one short, four columns to the left)."""
+    source = (
+        "import torch\n\n\n"
+        "def train(model, loader, mode):\n"
+        "    total = 0.0\n"
+        "    for x in loader:\n"
+        "        loss = model(x)\n"
+        "        match mode:\n"
+        "            case 'sum':\n"
+        "                total += loss.item()\n"
+        "    return total\n")
+    findings = process_source(source, "train.py", Settings(), fix=False).findings
+    assert [(f.code, f.line, f.column) for f in findings] == [("NSY201", 10, 17)]
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:

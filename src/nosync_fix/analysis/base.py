@@ -311,9 +311,12 @@ class Metadata:
         return anchor
 
     def _indentation(self, statement: cst.CSTNode) -> str:
-        """The whole indentation of a statement: the indents of the blocks around it."""
+        """The whole indentation of a statement: the indents of the blocks around it, and
+        of the cases of a ``match`` (``Match.indent``), which sit between its block and
+        the blocks of its cases."""
         indents = [block.indent if block.indent is not None else self.module.default_indent
-                   for block in self.ancestors(statement) if isinstance(block, cst.IndentedBlock)]
+                   for block in self.ancestors(statement)
+                   if isinstance(block, (cst.IndentedBlock, cst.Match))]
         return "".join(reversed(indents))
 
     def _rendered_lines(self, anchor: cst.CSTNode, cls: cst.ClassDef | None) -> dict[int, int]:
