@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import operator
 import re
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,6 +28,7 @@ from libcst.metadata import (
 from libcst.metadata.scope_provider import (
     _ASSIGNMENT_LIKE_NODES,
     Access,
+    DeferredAccess,
     Scope,
     ScopeVisitor,
 )
@@ -559,27 +561,31 @@ def resolve_alone(wrapper: cst.MetadataWrapper,
     that calls the provider's ``visit_Module``; both of these providers walk the
     tree again inside it, with their own visitor, and have no other method, so the
     outer traversal does nothing but cost a walk of every node (two per scope
-    resolution). The result is stored where ``wrapper.resolve`` keeps it.
+    resolution). Scopes need no ``ExpressionContextProvider`` here: their visitor
+    tells stored names itself (:class:`_ScopeVisitor`). The result is stored where
+    ``wrapper.resolve`` keeps it.
     """
     if not _KNOWN_LIBCST:
         return wrapper.resolve(provider)
     resolved = wrapper._metadata  # noqa: SLF001 (LibCST keeps no public setter)
     if provider in resolved:
         return resolved[provider]  # type: ignore[return-value]
-    for dependency in provider.METADATA_DEPENDENCIES:
-        resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
     instance = provider()
-    with instance.resolve(wrapper), _no_rebuilding():
-        # What their visit_Module does (a test checks it): scopes with the visitor's
-        # look-ups of its methods by name cached (_FastDispatch), contexts in one walk.
-        if provider is ScopeProvider:
+    if provider is ScopeProvider:
+        # What its visit_Module does (a test checks it), by a walk of the visitor's own
+        # that tells stored names itself: no ExpressionContextProvider to resolve first.
+        with _no_rebuilding():
             visitor = _ScopeVisitor(instance)  # type: ignore[arg-type]
-            wrapper.module.visit(visitor)
+            visitor.walk(wrapper.module)
             visitor.infer_accesses()
-        elif provider is ExpressionContextProvider:
-            instance._computed.update(expression_contexts(wrapper.module))  # noqa: SLF001
-        else:
-            instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
+    else:
+        for dependency in provider.METADATA_DEPENDENCIES:
+            resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
+        with instance.resolve(wrapper), _no_rebuilding():
+            if provider is ExpressionContextProvider:  # in one walk
+                instance._computed.update(expression_contexts(wrapper.module))  # noqa: SLF001
+            else:
+                instance.visit_Module(wrapper.module)  # type: ignore[attr-defined]
     result = MappingProxyType(dict(instance._computed))  # noqa: SLF001
     resolved[provider] = result
     return result  # type: ignore[return-value]
@@ -710,11 +716,19 @@ def _method(visitor: type, prefix: str, node: type, attribute: str | None):  # t
 _TYPING_CALLS = frozenset({"NewType", "TypeVar", "cast"})
 
 
-class _ScopeVisitor(ScopeVisitor, _FastDispatch):
+class _ScopeVisitor(ScopeVisitor):
+    """LibCST's ``ScopeVisitor``, walked by :meth:`walk` instead of LibCST's visit.
+
+    Its methods are LibCST's but three: ``visit_Call`` and ``visit_Name`` below do what
+    LibCST's do with less asking, and ``on_leave``'s work is done by :meth:`walk`."""
+
     def __init__(self, provider: ScopeProvider) -> None:
         super().__init__(provider)
         #: Every name (and dotted prefix) an import has bound so far, in any scope.
         self._imported: set[str] = set()
+        self._scopes = provider._computed  # noqa: SLF001 (what set_metadata writes)
+        #: ``id`` of every name an assignment, a loop, ``as`` or ``:=`` stores to.
+        self._stored: set[int] = set()
 
     def _visit_import_alike(self, node: cst.Import | cst.ImportFrom) -> bool:
         if not isinstance(node.names, cst.ImportStar):
@@ -725,6 +739,65 @@ class _ScopeVisitor(ScopeVisitor, _FastDispatch):
                     self._imported.add(bound)
                     bound = bound.rpartition(".")[0]
         return super()._visit_import_alike(node)
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """``node.visit(self)``: the node's ``visit_<Node>``, its children (but
+        :data:`TRIVIA`, in LibCST's order) unless that answers False, then what
+        ``ScopeVisitor.on_leave`` does (the node's scope recorded, assignment-like nodes
+        counted, ``leave_<Node>``). The visitor's methods walk parts themselves with
+        ``part.visit(self)``, which :func:`_no_rebuilding` sends here too.
+
+        A walk of its own because LibCST's, and even :func:`visit`, cost more than the
+        scopes' own work: at every node they look up the methods, test for field hooks
+        (the one this visitor has, on a class's bases, is never reached:
+        ``visit_ClassDef`` walks the parts itself) and push the leave on a stack."""
+        steps = _SCOPE_STEPS.get(type(node))
+        if steps is None:
+            steps = _scope_steps(type(node))
+        enter, leave, assigns, targets = steps
+        if targets is not None and self._ScopeVisitor__last_string_annotation is None:  # type: ignore
+            self._store(targets(node))
+        if enter is None or enter(self, node) is not False:
+            for child in children(node):
+                self.walk(child)
+        self._scopes[node] = self.scope
+        if assigns:
+            self.scope._assignment_count += 1  # noqa: SLF001 (what LibCST's on_leave does)
+        if leave is not None:
+            leave(self, node)
+
+    def _store(self, target: cst.CSTNode) -> None:
+        """Marks the names that ``ExpressionContextProvider`` gives ``STORE`` in an
+        assignment's target: those in it but in the value of an attribute or the parts
+        of a subscript (``a``, ``b`` and ``c`` of ``a, [b, *c], d.e, f[g] = ...``)."""
+        stack = [target]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is cst.Name:
+                self._stored.add(id(node))
+            elif kind is not cst.Attribute and kind is not cst.Subscript:
+                stack.extend(children(node))
+
+    def visit_Name(self, node: cst.Name) -> bool | None:
+        """``ScopeVisitor.visit_Name``, without asking ``ExpressionContextProvider`` at
+        every name: only ``STORE`` counts there (``LOAD``, ``DEL`` and no context are
+        all accesses), and :meth:`walk` has marked those names. The names of a string
+        annotation, parsed into a module of their own, have no context in LibCST: they
+        are accesses, and :meth:`walk` marks nothing in them."""
+        if id(node) in self._stored:
+            self.scope.record_assignment(node.value, node)
+            return None
+        access = Access(
+            node, self.scope,
+            is_annotation=bool(self._ScopeVisitor__in_annotation_stack[-1]  # type: ignore
+                               and not self._ScopeVisitor__ignore_annotation),  # type: ignore
+            is_type_hint=bool(self._ScopeVisitor__in_type_hint_stack[-1]))  # type: ignore
+        self._ScopeVisitor__deferred_accesses.append(DeferredAccess(  # type: ignore
+            access=access,
+            enclosing_attribute=self._ScopeVisitor__top_level_attribute_stack[-1],  # type: ignore
+            enclosing_string_annotation=self._ScopeVisitor__last_string_annotation))  # type: ignore
+        return None
 
     def visit_Call(self, node: cst.Call) -> bool | None:
         """``ScopeVisitor.visit_Call`` without asking the qualified names of a call that
@@ -747,21 +820,37 @@ class _ScopeVisitor(ScopeVisitor, _FastDispatch):
             return True
         return super().visit_Call(node)
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        """``ScopeVisitor.on_leave`` with its test for assignment-like nodes made once
-        per node type: ``isinstance`` against its tuple of thirteen LibCST classes
-        goes through ``ABCMeta`` for each, at every node."""
-        self.provider.set_metadata(original_node, self.scope)
-        kind = type(original_node)
-        assigns = _ASSIGNMENT_LIKE.get(kind)
-        if assigns is None:
-            assigns = _ASSIGNMENT_LIKE[kind] = issubclass(kind, _ASSIGNMENT_LIKE_NODES)
-        if assigns:
-            self.scope._assignment_count += 1  # noqa: SLF001 (what LibCST's does)
-        _FastDispatch.on_leave(self, original_node)
+#: For each node type, what :meth:`_ScopeVisitor.walk` does with it: the visitor's
+#: ``visit_<Node>`` and ``leave_<Node>`` (None for none), whether it is one of the
+#: assignment-like nodes LibCST's ``on_leave`` counts (tested once per type:
+#: ``isinstance`` against that tuple of thirteen classes goes through ``ABCMeta``), and
+#: where it holds a target (None if nowhere).
+_SCOPE_STEPS: dict[type, tuple[Callable[..., bool | None] | None, Callable[..., None] | None,
+                               bool, Callable[[cst.CSTNode], cst.CSTNode] | None]] = {}
+
+#: The targets of assignments, loops, ``as`` and ``:=``, as ``ExpressionContextProvider``
+#: stores to them (:func:`expression_contexts`); a comprehension's first ``for``, whose
+#: ``CompFor`` the scope visitor does not walk as a node.
+_TARGETS: dict[type, Callable[[cst.CSTNode], cst.CSTNode]] = {
+    cst.AssignTarget: operator.attrgetter("target"),
+    cst.AnnAssign: operator.attrgetter("target"),
+    cst.AugAssign: operator.attrgetter("target"),
+    cst.NamedExpr: operator.attrgetter("target"),
+    cst.AsName: operator.attrgetter("name"),
+    cst.For: operator.attrgetter("target"),
+    cst.CompFor: operator.attrgetter("target"),
+    **dict.fromkeys(COMPREHENSIONS, operator.attrgetter("for_in.target")),
+}
 
 
-_ASSIGNMENT_LIKE: dict[type, bool] = {}
+def _scope_steps(kind: type) -> tuple[Callable[..., bool | None] | None,
+                                      Callable[..., None] | None, bool,
+                                      Callable[[cst.CSTNode], cst.CSTNode] | None]:
+    steps = _SCOPE_STEPS[kind] = (
+        _method(_ScopeVisitor, "visit_", kind, None),  # type: ignore[assignment]
+        _method(_ScopeVisitor, "leave_", kind, None),  # type: ignore[assignment]
+        issubclass(kind, _ASSIGNMENT_LIKE_NODES), _TARGETS.get(kind))
+    return steps
 
 
 def _dotted_prefixes(name: str) -> Iterator[str]:
@@ -1092,6 +1181,9 @@ _ORIGINAL_VISIT = cst.CSTNode.visit
 
 
 def _visit_without_rebuilding(self: cst.CSTNode, visitor: object) -> object:
+    if type(visitor) is _ScopeVisitor:
+        visitor.walk(self)
+        return self
     if isinstance(visitor, cst.CSTVisitor):
         visit(self, visitor)
         return self  # what LibCST returns for a CSTVisitor: the node itself
