@@ -339,6 +339,22 @@ def test_parameters_of_forward_may_be_tensors() -> None:
     assert Signal.DATA_DEPENDENT in _hot(source)
 
 
+def test_a_rule_is_live_when_any_of_its_triggers_is_in_the_text() -> None:
+    by_name = {rule.__name__: rule for rule in all_rules()}
+    writer, synchronize = by_name["MetricWriterTensor"], by_name["ExplicitSynchronize"]
+    assert len(writer.triggers) > 1 and synchronize.triggers == ("synchronize(",)
+    no_scan = dataclasses.replace(Settings(), prefilter=False)
+    rules = [writer, synchronize]
+    for trigger in writer.triggers:  # any one of them, the last as well as the first
+        source = f"x = 1  # {trigger}\n"
+        assert live_rules(source, parse(source), no_scan, rules) == [writer]
+    source = "torch.cuda.synchronize()\n"
+    assert live_rules(source, parse(source), no_scan, rules) == [synchronize]
+    assert live_rules("x = 1\n", parse("x = 1\n"), no_scan, rules) == []
+    triggerless = type("Triggerless", (writer,), {"triggers": ()})
+    assert live_rules("x = 1\n", parse("x = 1\n"), no_scan, [triggerless]) == [triggerless]
+
+
 def test_nothing_is_hot_in_a_test_file() -> None:
     source = "import torch\nfor x in torch.ones(3):\n    print(x.item())\n"
     rules = list(all_rules())

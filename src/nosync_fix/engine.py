@@ -475,9 +475,18 @@ def _live_rules(text: str, tree: ast.Module, settings: Settings,
                 rules: Sequence[type[Rule]], *,
                 test_module: bool) -> tuple[list[type[Rule]], prefilter.Scan | None]:
     """:func:`live_rules`, with what the pre-filter found (None when it did not run)."""
-    present = {t for t in _distinct_triggers(tuple(rules)) if t in text}
+    # Each trigger looked for once, and only until one of a rule's is found: an absent
+    # one costs a search of the whole text.
+    searched: dict[str, bool] = {}
+
+    def present(trigger: str) -> bool:
+        found = searched.get(trigger)
+        if found is None:
+            found = searched[trigger] = trigger in text
+        return found
+
     triggered = [rule for rule in rules
-                 if not rule.triggers or not present.isdisjoint(rule.triggers)]
+                 if not rule.triggers or any(present(t) for t in rule.triggers)]
     if test_module and not settings.all_paths:
         triggered = [rule for rule in triggered if not rule.hot_paths_only]
     if not settings.prefilter or all(rule.signals is None for rule in triggered):
@@ -485,13 +494,6 @@ def _live_rules(text: str, tree: ast.Module, settings: Settings,
     needs = {rule: _need(rule, settings) for rule in triggered if rule.signals is not None}
     found = prefilter.scan(tree, text, settings.hot_functions, list(set(needs.values())))
     return [rule for rule in triggered if rule not in needs or found.meets(needs[rule])], found
-
-
-@functools.lru_cache(maxsize=64)
-def _distinct_triggers(rules: tuple[type[Rule], ...]) -> tuple[str, ...]:
-    """Every trigger of ``rules`` once (rules share ``if``, ``.item(``...): each is
-    looked for once per file, and an absent one costs a search of the whole text."""
-    return tuple(dict.fromkeys(t for rule in rules for t in rule.triggers))
 
 
 def _need(rule: type[Rule], settings: Settings) -> prefilter.Need:
