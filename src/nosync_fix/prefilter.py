@@ -211,40 +211,44 @@ def _output_in_traced_code(tree: ast.Module, compiled_names: set[str],
     by_name: dict[str, list[int]] = {}
     calls: dict[int, set[str]] = {}  # function -> names it calls (and nested functions)
     roots: list[int] = []
-
-    def walk(node: ast.AST, owner: int) -> None:
+    outputs_named: dict[int, set[str]] = {}  # function -> names it may output with
+    # One walk, a stack of (node, the function it is in: 0 for the module); names and
+    # constants, half the nodes, hold nothing here and are not pushed.
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, owner = pop()
         for child in syntax.children(node):  # markers (ctx, op) hold nothing here
-            if isinstance(child, _FUNCTIONS):
+            kind = type(child)
+            if kind is ast.Name or kind is ast.Constant:
+                continue
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 key = id(child)
-                by_name.setdefault(child.name, []).append(key)
+                name = child.name  # type: ignore[attr-defined]
+                by_name.setdefault(name, []).append(key)
                 calls.setdefault(key, set())
-                calls.setdefault(owner, set()).add(child.name)
-                if child.name == "forward" or child.name in compiled_names or (
+                calls.setdefault(owner, set()).add(name)
+                if name == "forward" or name in compiled_names or (
                         key in compiled_definitions):
                     roots.append(key)
-                args = child.args
+                args = child.args  # type: ignore[attr-defined]
                 if any("forward" in a.arg for a in (*args.posonlyargs, *args.args)):
-                    roots.extend(id(s) for s in child.body if isinstance(s, _FUNCTIONS))
-                walk(child, key)
+                    roots.extend(id(s) for s in child.body  # type: ignore[attr-defined]
+                                 if isinstance(s, _FUNCTIONS))
+                push((child, key))
                 continue
-            if isinstance(child, ast.ImportFrom):
-                output_names.update(a.asname for a in child.names
+            if kind is ast.ImportFrom:
+                output_names.update(a.asname for a in child.names  # type: ignore[attr-defined]
                                     if a.asname and a.name in _TRACED_OUTPUT_NAMES)
-            elif isinstance(child, ast.Call):
-                callee = child.func
+            elif kind is ast.Call:
+                callee = child.func  # type: ignore[attr-defined]
                 name = callee.id if isinstance(callee, ast.Name) else (
                     callee.attr if isinstance(callee, ast.Attribute) else None)
                 if name is not None:
                     calls.setdefault(owner, set()).add(name)
                     if name != "log" or len(child.args) >= 2:  # not torch.log(x), x.log()
                         outputs_named.setdefault(owner, set()).add(name)
-            walk(child, owner)
-
-    outputs_named: dict[int, set[str]] = {}  # function -> names it may output with
-    try:
-        walk(tree, 0)
-    except RecursionError:  # nested too deeply to walk: assume output in traced code
-        return True
+            push((child, owner))
     # Functions with an output call of their own.
     outputs = {key for key, names in outputs_named.items() if names & output_names}
     seen: set[int] = set()
@@ -839,14 +843,22 @@ def _compiled_functions(tree: ast.Module, text: str) -> tuple[set[str], set[int]
         # `optimizer`, in most training files, is not one).
         return names, definitions, set()
     aliases = _compile_aliases(tree)
-    for node in syntax.walk(tree):
-        if isinstance(node, _FUNCTIONS):
+    stack: list[ast.AST] = [tree]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is ast.Name or kind is ast.Constant:  # half the nodes; no children
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             if any(dotted(d.func if isinstance(d, ast.Call) else d) in aliases
-                   for d in node.decorator_list):
+                   for d in node.decorator_list):  # type: ignore[attr-defined]
                 definitions.add(id(node))
-        elif isinstance(node, ast.Call) and dotted(node.func) in aliases:
-            if node.args and isinstance(node.args[0], ast.Name):
-                names.add(node.args[0].id)
+        elif kind is ast.Call and dotted(node.func) in aliases:  # type: ignore[attr-defined]
+            first = node.args[0] if node.args else None  # type: ignore[attr-defined]
+            if isinstance(first, ast.Name):
+                names.add(first.id)
+        extend(syntax.children(node))
     return names, definitions, aliases
 
 
