@@ -9,6 +9,7 @@ out of scope.  Rules know nothing of this; the engine calls it on the findings i
 from __future__ import annotations
 
 import ast
+import functools
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
@@ -23,12 +24,15 @@ _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 def loop_spans(tree: ast.AST) -> list[tuple[int, int]]:
     """The (first, last) lines of every loop, outermost first."""
-    return _loops(tree)[0]
+    return list(_loops(tree)[0])
 
 
-def _loops(tree: ast.AST) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+@functools.lru_cache(maxsize=1)
+def _loops(tree: ast.AST) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """:func:`loop_spans`, and the spans of the functions and classes defined inside a loop
     (their bodies are not the iteration), from one walk in the order of ``ast.walk``.
+    Kept for the last tree asked (by identity): :func:`annotate` and
+    :func:`loop_summaries` ask it of the same tree, one after the other.
 
     Each loop's own walk for the definitions in it, as it was, walked a loop nested n deep
     n + 1 times (a sixth of a diffusers check went there). Outside loops only statements
@@ -50,7 +54,7 @@ def _loops(tree: ast.AST) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]
         else:
             extend((child, False) for child in syntax.children(node)
                    if isinstance(child, _BLOCKS))
-    return spans, cuts
+    return tuple(spans), tuple(cuts)
 
 
 def _innermost(line: int, spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
