@@ -719,8 +719,9 @@ _TYPING_CALLS = frozenset({"NewType", "TypeVar", "cast"})
 class _ScopeVisitor(ScopeVisitor):
     """LibCST's ``ScopeVisitor``, walked by :meth:`walk` instead of LibCST's visit.
 
-    Its methods are LibCST's but three: ``visit_Call`` and ``visit_Name`` below do what
-    LibCST's do with less asking, and ``on_leave``'s work is done by :meth:`walk`."""
+    Its methods are LibCST's, but ``visit_Call`` and ``visit_Name`` below do what
+    LibCST's do with less asking (``_visit_import_alike`` notes the imports for the
+    first), and :meth:`walk` does ``on_leave``'s work."""
 
     def __init__(self, provider: ScopeProvider) -> None:
         super().__init__(provider)
