@@ -97,6 +97,10 @@ ODD = [
     # typing's cast, NewType and TypeVar under other names: their arguments are type hints
     "from typing import cast as c, NewType as N\nimport typing as t\n"
     "x = c('List[a]', b)\nY = N('Y', 'List[d]')\nZ = t.TypeVar('Z', bound='e')\n",
+    # Dotted imports: a prefix an import binds, shadowed below it by a local name; and a
+    # chain read before the import that binds it (an access with no referent).
+    "import a.b\ndef f():\n    a = 1\n    return a.b.c.d\n"
+    "def g():\n    x = p.q.r.s\n    import p.q\n    return p.q.r\n",
 ]
 
 

@@ -380,9 +380,15 @@ class Metadata:
             return set()
         if isinstance(node, cst.Attribute) and not isinstance(self.parents.get(node),
                                                               cst.ImportAlias):
-            # Outside an import, LibCST's answer for an attribute chain depends on its
-            # scope and text alone, and costs a look at every binding of its first name
-            # (``loss.item`` in a function that binds ``loss`` a thousand times):
+            accesses = scope._accesses_by_node.get(node)  # noqa: SLF001
+            if accesses:
+                # `a.b` of `import a.b`: LibCST names what this access reaches, which
+                # depends on where it is (before a local `import a.b`, nothing).
+                return {q.name for access in accesses for referent in access.referents
+                        for q in referent.get_qualified_names_for(referent.name)}
+            # Otherwise, outside an import, LibCST's answer for an attribute chain depends
+            # on its scope and text alone, and costs a look at every binding of its first
+            # name (``loss.item`` in a function that binds ``loss`` a thousand times):
             # remembered per scope and text.
             key = (id(scope), dotted)
             known = self._qualified.get(key)
