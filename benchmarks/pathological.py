@@ -14,6 +14,8 @@ faster than its input, and measures ``nosync-fix --check --no-cache -j 1`` on ea
 * ``elif``: an ``if``/``elif`` chain of N device tests in ``forward``, N = 50 ... 400;
 * ``elif-host``: the same with host tests (``mode == 3``) but the last, N = 50 ... 400;
 * ``file``: a module of many small training functions and modules, 1, 2.5 and 5 MB.
+* ``attr-chain``: a read at the end of one attribute chain N deep, N = 350 ... 2800
+  (LibCST's parse, which this includes, is about 1.9 s of the deepest).
 
 Reported per file: CPU seconds (user + system of the process), peak resident
 memory (``ru_maxrss``), the number of findings, and the growth per doubling of the
@@ -162,6 +164,18 @@ def logger_fan(n: int, depth: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
+def attribute_chain(n: int) -> str:
+    """A read at the end of an attribute chain ``n`` deep in a training loop
+    (``loss.a.a ... .a.item()``): the qualified name of each attribute of a chain was
+    worked out by spelling the chain below it and looking up every prefix of it, and the
+    configuration test walked it again: quadratic in the depth."""
+    chain = "loss" + ".a" * n
+    lines = ["import torch", "", "", "def train(model, loader):", "    for x in loader:",
+             "        loss = model(x)", f"        total = {chain}.item()",
+             "        loss.backward()", "    return total"]
+    return "\n".join(lines) + "\n"
+
+
 _UNIT = '''
 
 def train_{i}(model, loader, optimizer):
@@ -220,6 +234,8 @@ KINDS: dict[str, tuple[str, Callable[[float], str], tuple[float, ...]]] = {
                     lambda n: forward_fan(int(n)), (40, 80, 160, 320)),
     "logger-fan": ("bindings of each of 3 names to the next, then a logging call",
                    lambda n: logger_fan(int(n)), (40, 80, 160, 320)),
+    "attr-chain": ("attributes in one chain ending in a read",
+                   lambda n: attribute_chain(int(n)), (350, 700, 1400, 2800)),
 }
 
 # -- measuring ------------------------------------------------------------------------------

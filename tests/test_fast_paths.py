@@ -110,6 +110,8 @@ def _sources() -> list[tuple[str, str]]:
 
 
 SOURCES = _sources()
+#: Every other source, and all the odd ones.
+HALF = SOURCES[::2] + [s for s in SOURCES[1::2] if s[0].startswith("odd")]
 
 
 @pytest.mark.parametrize("name, source", SOURCES, ids=[n for n, _ in SOURCES])
@@ -159,6 +161,27 @@ def test_metadata_shortcuts_equal_libcst_providers(name: str, source: str) -> No
         rng = full[node]
         assert other.position(node) == (rng.start.line, rng.start.column, rng.end.line,
                                         rng.end.column)
+
+
+@pytest.mark.parametrize("name, source", HALF, ids=[n for n, _ in HALF])
+def test_qualified_names_of_long_chains_equal_libcst(name: str, source: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every attribute chain, however short, resolved the way long ones are (looking up
+    no prefix longer than the longest dotted name an import binds), gives LibCST's
+    qualified names."""
+    import nosync_fix.analysis.base as base
+
+    monkeypatch.setattr(base, "_LONG_CHAIN", 0)
+    module = cst.parse_module(source)
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    md = Metadata(wrapper)
+    qualified = wrapper.resolve(QualifiedNameProvider)
+    for node in md.walk_order:
+        if isinstance(node, cst.Attribute) and dotted_name(node) is not None:
+            expected = qualified.get(node, set())
+            if callable(expected):
+                expected = expected()
+            assert md.qualified_names(node) == {q.name for q in expected}, (name, node)
 
 
 def test_a_finding_in_a_case_block_is_at_its_column() -> None:
@@ -363,10 +386,6 @@ def _scope_summary(scopes, module: cst.Module) -> tuple[dict[int, object],
                 sorted((name, str(key(other)))
                        for name, other in getattr(scope, "_scope_overwrites", {}).items()))
     return where, described
-
-
-#: Every other source, and all the odd ones.
-HALF = SOURCES[::2] + [s for s in SOURCES[1::2] if s[0].startswith("odd")]
 
 
 @pytest.mark.parametrize("name, source", HALF, ids=[n for n, _ in HALF])

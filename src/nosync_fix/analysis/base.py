@@ -28,9 +28,13 @@ from libcst.metadata import (
 from libcst.metadata.scope_provider import (
     _ASSIGNMENT_LIKE_NODES,
     Access,
+    Assignment,
+    BaseAssignment,
     DeferredAccess,
+    QualifiedName,
     Scope,
     ScopeVisitor,
+    _is_assignment,
 )
 
 _N = TypeVar("_N", bound=cst.CSTNode)
@@ -72,6 +76,7 @@ class Metadata:
         self._statements: dict[cst.CSTNode, cst.BaseStatement | None] = {}
         self._small_statements: dict[cst.CSTNode, cst.BaseSmallStatement | None] = {}
         self._qualified: dict[tuple[int, str], frozenset[str]] = {}
+        self._dotted: dict[int, str | None] = {}  # _dotted_name's answers
         #: The ``ast`` statements of LibCST blocks (:func:`_ast_child`).
         self._blocks: dict[int, dict[int, ast.stmt]] = {}
 
@@ -372,7 +377,7 @@ class Metadata:
         Only plain chains of names count: LibCST names ``torch.zeros(3).sum`` as if it
         were ``torch.zeros.sum``, but a method of a call's result is no module function.
         """
-        dotted = dotted_name(node)
+        dotted = self._dotted_name(node)
         if dotted is None:
             return set()
         scope = self.scopes.get(node)
@@ -393,10 +398,28 @@ class Metadata:
             key = (id(scope), dotted)
             known = self._qualified.get(key)
             if known is None:
-                known = self._qualified[key] = frozenset(
-                    q.name for q in scope.get_qualified_names_for(node))
+                parts = getattr(scope.globals, _IMPORT_PARTS, None)
+                known = self._qualified[key] = frozenset(q.name for q in (
+                    scope.get_qualified_names_for(node)
+                    if parts is None or dotted.count(".") < _LONG_CHAIN
+                    else _chain_qualified_names(scope, node, dotted, parts)))
             return set(known)
         return {q.name for q in scope.get_qualified_names_for(node)}
+
+    def _dotted_name(self, node: cst.CSTNode) -> str | None:
+        """:func:`dotted_name`, kept for each attribute: qualified names are asked of every
+        attribute of a chain, and each would spell the chain below it again."""
+        kind = type(node)
+        if kind is cst.Name:
+            return node.value  # type: ignore[attr-defined]
+        if kind is not cst.Attribute:
+            return None
+        known = self._dotted.get(id(node), self)
+        if known is self:
+            base = self._dotted_name(node.value)  # type: ignore[attr-defined]
+            known = self._dotted[id(node)] = (
+                None if base is None else f"{base}.{node.attr.value}")  # type: ignore
+        return known  # type: ignore[return-value]
 
     def scope(self, node: cst.CSTNode) -> Scope | None:
         return self.scopes.get(node)
@@ -584,6 +607,7 @@ def resolve_alone(wrapper: cst.MetadataWrapper,
             visitor = _ScopeVisitor(instance)  # type: ignore[arg-type]
             visitor.walk(wrapper.module)
             visitor.infer_accesses()
+            setattr(visitor.scope, _IMPORT_PARTS, visitor._import_parts)  # the GlobalScope
     else:
         for dependency in provider.METADATA_DEPENDENCIES:
             resolve_alone(wrapper, dependency)  # type: ignore[arg-type]
@@ -736,12 +760,16 @@ class _ScopeVisitor(ScopeVisitor):
         self._scopes = provider._computed  # noqa: SLF001 (what set_metadata writes)
         #: ``id`` of every name an assignment, a loop, ``as`` or ``:=`` stores to.
         self._stored: set[int] = set()
+        #: The most parts of a dotted name an import has bound (see _IMPORT_PARTS).
+        self._import_parts = 1
 
     def _visit_import_alike(self, node: cst.Import | cst.ImportFrom) -> bool:
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 bound = get_full_name_for_node(
                     alias.asname.name if alias.asname is not None else alias.name)
+                if bound:
+                    self._import_parts = max(self._import_parts, bound.count(".") + 1)
                 while bound:
                     self._imported.add(bound)
                     bound = bound.rpartition(".")[0]
@@ -858,6 +886,37 @@ def _scope_steps(kind: type) -> tuple[Callable[..., bool | None] | None,
         _method(_ScopeVisitor, "leave_", kind, None),  # type: ignore[assignment]
         issubclass(kind, _ASSIGNMENT_LIKE_NODES), _TARGETS.get(kind))
     return steps
+
+
+#: Chains of more dots than this are resolved by :func:`_chain_qualified_names`.
+_LONG_CHAIN = 16
+#: The attribute, on a module's ``GlobalScope``, holding the most parts of a dotted name an
+#: import binds in it (``import a.b.c``: 3), noted by :class:`_ScopeVisitor`.
+_IMPORT_PARTS = "_nosync_import_parts"
+
+
+def _chain_qualified_names(scope: Scope, node: cst.Attribute, dotted: str,
+                           import_parts: int) -> set[QualifiedName]:
+    """``scope.get_qualified_names_for(node)`` for an attribute chain outside an import
+    that is not itself an access, without LibCST's look-up of every prefix of the chain,
+    longest first (a chain k deep costs k look-ups, and each attribute of it is asked:
+    quadratic). Only an import binds a dotted name, so no prefix longer than
+    ``import_parts`` can be bound: the look-ups start there. The rest is LibCST's method
+    as it is."""
+    parts = dotted.split(".")
+    assignments: set[BaseAssignment] = set()
+    for count in range(min(len(parts), import_parts), 0, -1):
+        prefix = ".".join(parts[:count])
+        if prefix in scope:
+            assignments = scope[prefix]  # type: ignore[assignment]
+            break
+    for assignment in assignments:
+        if isinstance(assignment, Assignment) and _is_assignment(node, assignment.node):
+            return assignment.get_qualified_names_for(dotted)  # type: ignore[return-value]
+    found: set[QualifiedName] = set()
+    for assignment in assignments:
+        found |= assignment.get_qualified_names_for(dotted)
+    return found
 
 
 def _dotted_prefixes(name: str) -> Iterator[str]:

@@ -100,6 +100,7 @@ class TensorFacts:
     def __init__(self, md: Metadata) -> None:
         self.md = md
         self._memo: dict[int, Value | _InProgress] = {}
+        self._config: dict[int, tuple[cst.BaseExpression, bool]] = {}  # _config_chain
         self._assign_memo: dict[int, Value | _InProgress] = {}
         self._class_attrs: dict[int, dict[str, list[tuple[str, cst.CSTNode]]]] = {}
         self._module_classes: dict[int, bool] = {}
@@ -687,14 +688,24 @@ class TensorFacts:
 
     def _is_config(self, node: cst.BaseExpression) -> bool:
         """``args``, ``cfg.train``, ``self.hparams``: conventional names of configuration."""
-        if isinstance(node, cst.Name):
-            return node.value in T.CONFIG_NAMES and self.value(node) in (
-                Value.UNKNOWN, Value.HOST)
-        if isinstance(node, cst.Attribute):
-            if node.attr.value in T.CONFIG_NAMES:
-                return True
-            return self._is_config(node.value)
-        return False
+        root, named = self._config_chain(node)
+        if named:
+            return True
+        return isinstance(root, cst.Name) and root.value in T.CONFIG_NAMES and self.value(
+            root) in (Value.UNKNOWN, Value.HOST)
+
+    def _config_chain(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+        """The first value of an attribute chain, and whether an attribute of the chain is
+        a configuration name. Kept for each attribute: its value is asked of every
+        attribute of a chain, each of which would walk the chain below it again (a chain
+        thousands deep)."""
+        if not isinstance(node, cst.Attribute):
+            return node, False
+        known = self._config.get(id(node))
+        if known is None:
+            root, named = self._config_chain(node.value)
+            known = self._config[id(node)] = (root, named or node.attr.value in T.CONFIG_NAMES)
+        return known
 
     def self_attribute_values(self, node: cst.BaseExpression) -> list[cst.CSTNode] | None:
         """What is assigned to ``self.<attr>`` in the class of ``node`` (a ``self.<attr>``
