@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata.scope_provider import Assignment, Scope
+from libcst.metadata.scope_provider import Assignment, FunctionScope, Scope
 
 from ..analysis import HostRead, Kind
 from ..analysis.base import visit
@@ -135,7 +135,8 @@ class AccumulateOnDevice(Rule):
     tensor. Formatting with a format spec (`f"{meter.avg:.3f}"`) prints the
     same, but `print(meter.avg)` shows `tensor(...)`, comparisons return
     tensors, and JSON or `torch.save` receive tensors. The fix is therefore
-    offered only for a meter made in the same function whose every other use is
+    offered only for a meter made in the same function (or in one that encloses
+    it) whose every other use, there and in the functions nested in it, is
     `update`/`reset` or a number format of what it keeps (`{m.avg:.3f}`, with
     arithmetic in between); a meter that is returned, passed on, printed or put
     in a dict (`OrderedDict([("loss", m.avg)])`, then a CSV file or a tracker)
@@ -751,18 +752,20 @@ class AccumulateOnDevice(Rule):
         if not isinstance(receiver, cst.Name):
             return f"`{short(receiver)}` is not a local name, so its uses cannot be seen"
         access = self.md.access(receiver)
-        scope = self.md.scope(receiver)
-        if access is None or scope is None or not access.referents or any(
+        if access is None or not access.referents or any(
                 not isinstance(r, Assignment) or not isinstance(r.node, cst.Name)
                 or isinstance(self.md.parent(r.node), cst.Param) for r in access.referents):
             return f"`{receiver.value}` is not made in this function, so its uses cannot be seen"
-        referents = {id(r) for r in access.referents}
-        # LibCST keeps accesses in a set: walk them in source order, so that the message
+        if any(not isinstance(r.scope, FunctionScope) for r in access.referents):
+            # A module's name may be imported and used by other modules.
+            return f"`{receiver.value}` is not made in a function, so its uses cannot be seen"
+        # Every use of what the name may hold, in the function that makes it and in the
+        # functions nested in it: the update may sit in a closure (`def run(loader)` in
+        # `validate`) while the maker hands the meter on (`ProgressMeter([losses])`).
+        # LibCST keeps accesses in sets: walk them in source order, so that the message
         # names the first escaping use, the same one on every run.
-        for other in sorted(scope.accesses[receiver.value],
-                            key=lambda a: self.md.source_order(a.node)):
-            if not {id(r) for r in other.referents} & referents:
-                continue
+        uses = {id(use): use for r in access.referents for use in r.references}
+        for other in sorted(uses.values(), key=lambda a: self.md.source_order(a.node)):
             reason = self._meter_use_escapes(other.node)
             if reason is not None:
                 return reason
