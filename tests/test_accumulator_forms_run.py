@@ -169,22 +169,39 @@ def test_int_start_with_boolean_and_half_reads() -> None:
 
 # -- reads under a division -------------------------------------------------------------------
 
-def test_one_over_a_read_and_a_read_over_a_size_are_exact() -> None:
-    fixed = check("""
-        import torch
+_ONE_OVER_AND_OVER_A_SIZE = """
+    import torch
 
-        def run(losses):
-            inverse = 0.0
-            per_item = 0.0
-            for loss in losses:
-                x = torch.ones(3)
-                t = loss * x.sum()
-                inverse += 1 / t.item()
-                per_item += t.item() / len(x)
-            print(inverse.hex(), per_item.hex())
-            return inverse, per_item
-    """, (_losses(2000),))
+    def run(losses):
+        inverse = 0.0
+        per_item = 0.0
+        per_pair = 0.0
+        for loss in losses:
+            x = torch.ones(3)
+            t = loss * x.sum()
+            inverse += 1 / t.item()
+            per_item += t.item() / len(x)
+            per_pair += t.item() / 2
+        print(inverse.hex(), per_item.hex(), per_pair.hex())
+        return inverse, per_item, per_pair
+"""
+
+
+def test_one_over_a_read_and_a_read_over_a_size_are_exact_on_the_cpu() -> None:
+    fixed = check(_ONE_OVER_AND_OVER_A_SIZE, (_losses(2000),), unsafe=True)
     assert "1 / t.detach().double()" in fixed and "t.detach().double() / len(x)" in fixed
+    assert "t.detach().double() / 2" in fixed
+
+
+def test_a_read_over_a_host_number_is_unsafe_unless_a_power_of_two() -> None:
+    # CUDA divides by a CPU scalar as `t * (1 / c)`: that product is not Python's `x / c`
+    # for many values when `1 / c` is inexact (c = 3), and always is for c = 2 or 4.
+    fixed = check(_ONE_OVER_AND_OVER_A_SIZE, (_losses(2000),))
+    assert "1 / t.detach().double()" in fixed and "t.detach().double() / 2" in fixed
+    assert "t.item() / len(x)" in fixed  # left for --unsafe-fixes
+    values = [t.double().item() for t in _losses(2000)]
+    assert any(v * (1 / 3) != v / 3 for v in values)
+    assert all(v * (1 / 4) == v / 4 and v * (1 / 2) == v / 2 for v in values)
 
 
 def test_a_number_divided_by_a_read_is_not_rewritten() -> None:

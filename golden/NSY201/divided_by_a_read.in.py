@@ -1,5 +1,6 @@
 # torch computes `c / t` as `t.reciprocal() * c` (two roundings): a host number divided by
-# a read is not summed on the device. `1 / t`, `t / c` and `t / u` round as Python does.
+# a read is not summed on the device. `1 / t` and `t / u` round as Python does; `t / c`
+# does on the CPU, not on CUDA (`t * (1 / c)`): unsafe.
 import torch
 import torch.nn.functional as F
 

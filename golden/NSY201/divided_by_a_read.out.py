@@ -1,5 +1,6 @@
 # torch computes `c / t` as `t.reciprocal() * c` (two roundings): a host number divided by
-# a read is not summed on the device. `1 / t`, `t / c` and `t / u` round as Python does.
+# a read is not summed on the device. `1 / t` and `t / u` round as Python does; `t / c`
+# does on the CPU, not on CUDA (`t * (1 / c)`): unsafe.
 import torch
 import torch.nn.functional as F
 
@@ -13,9 +14,8 @@ def rates(model, loader, batch_size):
         loss = F.mse_loss(model(x), y)
         seconds = x.new_ones(()).sum()
         inverse += 1 / loss.detach().double()
-        per_item += loss.detach().double() / len(x)
+        per_item += loss.item() / len(x)
         ratio += loss.item() / seconds.item()
         throughput += batch_size / seconds.item()
     inverse = float(inverse)
-    per_item = float(per_item)
     return inverse, per_item, ratio, throughput

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ import libcst as cst
 from libcst.metadata.scope_provider import Assignment, FunctionScope, Scope
 
 from ..analysis import HostRead, Kind
-from ..analysis.base import visit
+from ..analysis.base import visit, walk
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import RuntimeNames
@@ -164,8 +165,12 @@ class AccumulateOnDevice(Rule):
     `t.reciprocal() * c`, which rounds twice where Python's `c / x` rounds once
     (on the CPU with torch 2.13, 29% of float64 values differ in the last bit
     for `c = 3`). A sum whose increment divides a number by a read is therefore
-    reported, not fixed; `1 / t`, `t / c` and `t / u` round as Python does and
-    are fixed.
+    reported, not fixed; `1 / t` and `t / u` round as Python does and are fixed.
+    `t / c` rounds as Python does on the CPU, but CUDA computes a division by a
+    Python number as `t * (1 / c)`, two roundings (PyTorch's
+    `BinaryDivTrueKernel.cu`: "may lose one bit of precision"): its fix is unsafe,
+    unless `c` is a literal power of two (`/ 2`, `/ 0.5`), whose reciprocal is
+    exact (`loss.item() / args.gradient_accumulation_steps` is unsafe).
 
     Reported without a fix, each with what to write instead: a sum kept in a
     dict entry or an attribute (`running["loss"] += loss.item()`,
@@ -630,8 +635,15 @@ class AccumulateOnDevice(Rule):
         if narrowed and not dtype_unknown:
             message += (" (unsafe: floats are summed in float32, as configured, where Python "
                         "adds in float64: the last digits may differ)")
+        divisor = next((d for a in accumulations
+                        if (d := self._host_divisor(a.increment, a.reads)) is not None), None)
+        if divisor is not None:
+            message += (f" (unsafe: on CUDA, torch divides by a Python number as `t * (1 / "
+                        f"{short(divisor)})`, which may round the last bit otherwise than "
+                        "Python's division)")
         rewrite = Rewrite(message)
-        if dtype_unknown or narrowed or not all(r.certain for r in reads):
+        if dtype_unknown or narrowed or divisor is not None or not all(
+                r.certain for r in reads):
             rewrite = rewrite.unsafe()
         for read in reads:
             new = self._device_read(read, float_sum, float64)
@@ -666,6 +678,29 @@ class AccumulateOnDevice(Rule):
                 f"`to_host(values, \"item\")` after the loop, adding to `{name}` in the same "
                 "order; or, accepting last-bit differences, sum "
                 f"`{torch_name}(...)` of `{code_of(self._suggested(reads[0]))}` on the device")
+
+    def _host_divisor(self, increment: cst.BaseExpression,
+                      reads: list[HostRead]) -> cst.BaseExpression | None:
+        """A host number that a read is divided by (`loss.item() / steps`), unless it is a
+        literal power of two.
+
+        On the CPU, `t / c` rounds once, as Python's `x / c` does. CUDA's kernel for a
+        divisor that is a CPU scalar (a Python number) multiplies by its reciprocal instead
+        (`BinaryDivTrueKernel.cu`: "may lose one bit of precision"): two roundings, unless
+        `1 / c` is exact, as it is for a power of two."""
+        for node, _ in walk(increment):
+            if not (isinstance(node, cst.BinaryOperation)
+                    and isinstance(node.operator, cst.Divide)):
+                continue
+            if not any(self.md.is_ancestor(node.left, r.node) or node.left is r.node
+                       for r in reads):
+                continue
+            if any(self.md.is_ancestor(node.right, r.node) or node.right is r.node
+                   for r in reads):
+                continue  # `t / u`: both on the device, one rounding
+            if not _power_of_two(node.right):
+                return node.right
+        return None
 
     def _tensor_accumulator(self, name: str, accumulations: list[_Accumulation]) -> _Plan:
         """The accumulator is a tensor already: only the reads have to go (unsafe: the
@@ -973,7 +1008,8 @@ class _ArithmeticChecker(cst.CSTVisitor):
                     not self._has_read(node.left) and not _is_unit(node.left)):
                 # torch computes `c / t` as `t.reciprocal() * c`: two roundings where
                 # Python's `c / x` has one (measured: 29% of float64 values differ for
-                # c = 3). `1 / t`, `t / c` and `t / u` are exact.
+                # c = 3). `1 / t` and `t / u` are exact; `t / c` is on the CPU only
+                # (see `_host_divisor`).
                 self.ok = False
                 self.reason = "divisor"
             return True
@@ -1015,3 +1051,11 @@ def _is_unit(expr: cst.BaseExpression) -> bool:
 def _numeric_spec(spec: str) -> bool:
     """A format spec that prints a number the same from a 0-dim tensor (`.3f`, `6.2e`, `%`)."""
     return bool(re.fullmatch(r"[^{}]*[eEfFgG%]", spec))
+
+
+def _power_of_two(node: cst.BaseExpression) -> bool:
+    """A number literal that is a power of two (`4`, `0.5`): dividing by it is exact."""
+    if not isinstance(node, (cst.Integer, cst.Float)):
+        return False
+    value = node.evaluated_value
+    return value > 0 and math.frexp(value)[0] == 0.5
