@@ -333,12 +333,17 @@ class AccumulateOnDevice(Rule):
             if not isinstance(value, cst.BinaryOperation) or is_conversion(value, name) or any(
                     _same_name(n, target) for r in reads for n in _names_in(r.tensor)):
                 return
+            divisor = self._host_divisor(value, reads)
+            exactness = ("Python's float arithmetic is float64, and float64 tensors give the "
+                         "same bits with Python float coefficients" if divisor is None else
+                         "Python's float arithmetic is float64, and float64 tensors give the "
+                         "same bits with Python float coefficients, except that CUDA divides "
+                         f"by `{short(divisor)}` as a product with its reciprocal, which may "
+                         "differ in the last bit")
             self.report(node, f"`{what}` reads the device {self._when(node)} to update a "
                               f"running value (no automatic fix: nosync-fix moves running "
                               f"sums, and `{name}` is another recurrence). Keep `{name}` on "
-                              f"the device: {device} in this line (Python's float "
-                              "arithmetic is float64, and float64 tensors give the same "
-                              "bits with Python float coefficients), then "
+                              f"the device: {device} in this line ({exactness}), then "
                               f"`{name} = float({name})` where the host reads it; if it is "
                               "read every step, read it less often")
             return
