@@ -333,13 +333,12 @@ class AccumulateOnDevice(Rule):
             if not isinstance(value, cst.BinaryOperation) or is_conversion(value, name) or any(
                     _same_name(n, target) for r in reads for n in _names_in(r.tensor)):
                 return
-            divisor = self._host_divisor(value, reads)
             exactness = ("Python's float arithmetic is float64, and float64 tensors give the "
-                         "same bits with Python float coefficients" if divisor is None else
-                         "Python's float arithmetic is float64, and float64 tensors give the "
-                         "same bits with Python float coefficients, except that CUDA divides "
-                         f"by `{short(divisor)}` as a product with its reciprocal, which may "
-                         "differ in the last bit")
+                         "same bits with Python float coefficients")
+            divisor = self._host_divisor(value, reads)
+            if divisor is not None:
+                exactness += (f", except that CUDA divides by `{short(divisor)}` as a product "
+                              "with its reciprocal, which may differ in the last bit")
             self.report(node, f"`{what}` reads the device {self._when(node)} to update a "
                               f"running value (no automatic fix: nosync-fix moves running "
                               f"sums, and `{name}` is another recurrence). Keep `{name}` on "
@@ -693,17 +692,12 @@ class AccumulateOnDevice(Rule):
         divisor that is a CPU scalar (a Python number) multiplies by its reciprocal instead
         (`BinaryDivTrueKernel.cu`: "may lose one bit of precision"): two roundings, unless
         `1 / c` is exact, as it is for a power of two."""
+        read_nodes = {id(r.node) for r in reads}
         for node, _ in walk(increment):
-            if not (isinstance(node, cst.BinaryOperation)
-                    and isinstance(node.operator, cst.Divide)):
-                continue
-            if not any(self.md.is_ancestor(node.left, r.node) or node.left is r.node
-                       for r in reads):
-                continue
-            if any(self.md.is_ancestor(node.right, r.node) or node.right is r.node
-                   for r in reads):
-                continue  # `t / u`: both on the device, one rounding
-            if not _power_of_two(node.right):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide) \
+                    and _holds_read(node.left, read_nodes) \
+                    and not _holds_read(node.right, read_nodes) \
+                    and not _power_of_two(node.right):  # `t / u`: one rounding, on the device
                 return node.right
         return None
 
@@ -987,16 +981,7 @@ class _ArithmeticChecker(cst.CSTVisitor):
         self.reason = ""
 
     def _has_read(self, expr: cst.CSTNode) -> bool:
-        found = False
-
-        class Reads(cst.CSTVisitor):
-            def on_visit(inner, node: cst.CSTNode) -> bool:  # noqa: N805
-                nonlocal found
-                found = found or id(node) in self.reads
-                return not found
-
-        expr.visit(Reads())
-        return found
+        return _holds_read(expr, self.reads)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if not self.ok:
@@ -1056,6 +1041,11 @@ def _is_unit(expr: cst.BaseExpression) -> bool:
 def _numeric_spec(spec: str) -> bool:
     """A format spec that prints a number the same from a 0-dim tensor (`.3f`, `6.2e`, `%`)."""
     return bool(re.fullmatch(r"[^{}]*[eEfFgG%]", spec))
+
+
+def _holds_read(expr: cst.CSTNode, read_nodes: set[int]) -> bool:
+    """Whether ``expr`` is or contains one of the reads (by node id)."""
+    return any(id(node) in read_nodes for node, _ in walk(expr))
 
 
 def _power_of_two(node: cst.BaseExpression) -> bool:
