@@ -191,6 +191,155 @@ def test_functions_that_change_module_facts_stay(pinned: str) -> None:
     assert _kept_functions(relevant(source) or "") == {"train", "pinned"}
 
 
+# What the analysis learns from other functions than the one a finding is in: each of
+# these cases lost its finding (or changed it) when slicing left the function out.
+_ACROSS_FUNCTIONS = {
+    # NSY304 follows `self.a()` from forward to the output call in `b`, through `a`.
+    "traced_method_chain": ("""import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x):
+        return self.a(x)
+
+    def a(self, x):
+        return self.b(x + 1)
+
+    def b(self, y):
+        print("shape", y.shape)
+        return y * 2
+
+    def unrelated(self):
+        return 1
+""", {"forward", "a", "b"}),
+    # The registration makes `on_batch_end` hot.
+    "callback_registration": ("""import torch
+
+
+def on_batch_end(trainer):
+    print(f"loss {trainer.loss.item():.4f}")
+
+
+def unrelated():
+    return 1
+
+
+def main(trainer):
+    trainer.set_callback("on_batch_end", on_batch_end)
+    trainer.run()
+""", {"on_batch_end", "main"}),
+    # One eager `Gate()` anywhere: the forward does not always run compiled (no torch.cond).
+    "eager_instance_of_a_compiled_class": ("""import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def forward(self, y: torch.Tensor):
+        score = y.sum()
+        if score > 0:
+            a = y * 2
+            return a
+        return y - 1
+
+
+def build():
+    return torch.compile(Gate())
+
+
+def eager_copy():
+    return Gate()
+
+
+def unrelated():
+    return 1
+""", {"forward", "build", "eager_copy"}),
+    # A local class with `update` is a meter.
+    "meter_class": ("""import torch
+
+
+class Tracker:
+    def __init__(self):
+        self.sum = 0.0
+        self.count = 0
+
+    def update(self, value, n=1):
+        self.sum += value * n
+        self.count += n
+
+    def reset(self):
+        self.count = 0
+
+
+def unrelated():
+    return 1
+
+
+def train(model, loader):
+    tracker = Tracker()
+    for x in loader:
+        loss = model(x).sum()
+        tracker.update(loss.item())
+    return tracker.sum / tracker.count
+""", {"__init__", "update", "reset", "train"}),
+    # Every call of `show` passes a tensor: its elements are tensors, formatted one by one.
+    "call_sites": ("""import torch
+
+
+def show(values):
+    for v in values:
+        print(f"{v:.3f}")
+
+
+def unrelated():
+    return 1
+
+
+def train(model, loader):
+    for x in loader:
+        out = model(x)
+    show(torch.randn(3, device="cuda"))
+""", {"show", "train"}),
+    # With another default device, `torch.linspace(...)` is no CPU tensor.
+    "default_device": ("""import torch
+
+
+def setup():
+    torch.set_default_device("cuda")
+
+
+def unrelated():
+    return 1
+
+
+def train(model, loader):
+    buf = torch.linspace(0, 1, 5)
+    for b in loader:
+        model(b)
+        values = buf.tolist()
+        print(values)
+""", {"setup", "train"}),
+}
+
+
+@pytest.mark.parametrize("name", _ACROSS_FUNCTIONS)
+def test_what_the_analysis_reads_in_other_functions_stays(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    source, kept = _ACROSS_FUNCTIONS[name]
+    assert process_source(source, "case.py", Settings(), fix=False).findings
+    assert _kept_functions(relevant(source) or "") == kept
+    assert_slicing_changes_nothing(source, monkeypatch)
+
+
+def test_self_calls_are_followed_only_for_traced_output() -> None:
+    """Without a rule that follows traced code, `self.a()` alone keeps nothing."""
+    source = _ACROSS_FUNCTIONS["traced_method_chain"][0].replace(
+        'print("shape", y.shape)', "pass").replace(
+        "return self.a(x)", "total = 0\n        for t in x:\n"
+                            "            total += t.sum().item()\n        return self.a(total)")
+    assert _kept_functions(relevant(source) or "") == {"forward"}
+
+
 def test_nothing_to_leave_out_gives_none() -> None:
     assert relevant("import torch\n\ndef train(model, loader):\n    total = 0\n" + _LOOP) is None
 

@@ -12,9 +12,11 @@ A function (or method) is kept when
 * the pre-filter finds one of the live rules' signals in it (a finding sits
   where its signal is: the same argument that makes the pre-filter sound), or
 * it declares ``global``/``nonlocal`` names, calls what may be
-  ``torch.compile`` (which makes another function hot), or imports a package
-  the module's own imports do not (the analysis asks whether a file imports
-  torch or numpy), or
+  ``torch.compile`` (which makes another function hot), registers a callback
+  (``trainer.set_callback("on_batch_end", f)`` makes ``f`` hot), changes the
+  default device (``torch.set_default_device``, ``with torch.device(...):``,
+  after which a factory makes no CPU tensor), or imports a package the module's
+  own imports do not (the analysis asks whether a file imports torch or numpy), or
 * kept code may reach it, as the analysis does (the closure):
   - a name of kept code that is bound to the function;
   - a name of kept code that is a module-level variable: every function that
@@ -33,7 +35,18 @@ A function (or method) is kept when
     function, which its own signals keep;
   - an attribute ``self.x`` read in a kept method: the methods of the same class
     that assign ``self.x`` (or ``register_buffer("x", ...)``) are kept (the
-    analysis joins everything assigned to it).
+    analysis joins everything assigned to it);
+  - a call ``self.x(...)`` in a kept method, when a live rule follows traced code
+    (``Signal.TRACED_OUTPUT``): the methods named ``x`` of the same class (NSY304
+    follows such calls from ``forward`` to the output call they reach);
+  - a function of the module that iterates over one of its parameters (``for v in
+    values:``), kept: every function that mentions its name (the analysis takes the
+    elements for tensors when every call passes a tensor there);
+  - a name of kept code that is a class of the module: its method ``update`` (the
+    analysis takes a class with one for a meter, ``meter.update(loss.item())``);
+  - in a file that may call ``torch.compile``, every function that mentions a class
+    of the module with a ``forward``: the analysis calls the class compiled only when
+    the file compiles every instance it makes (``Model(...)``), wherever it makes one.
 
 Everything outside functions and methods (imports, module-level code, class
 bodies, nested classes) is always kept. A left-out function becomes a string
@@ -76,6 +89,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import prefilter, syntax
+from .analysis import _tables as T
 from .prefilter import Need, Scan
 
 #: Files smaller than this go to LibCST whole: slicing would save less than it costs.
@@ -91,6 +105,10 @@ _OWN_SCOPES = frozenset({ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, as
 _LOGGER_GETTERS = frozenset({"getLogger", "get_logger"})
 #: Methods of a logger whose calls are no evidence of what the receiver holds (none is
 #: in ``_tables``' evidence sets; ``log`` is left out: ``t.log()`` is a tensor's).
+#: Calls whose effect reaches other functions, as the analysis sees it: a callback
+#: registration makes the function registered hot, a default device makes every factory
+#: call's tensor a device one (by the last name, any receiver: a superset).
+_PINNING_CALLS = T.CALLBACK_REGISTRATIONS | {"set_default_device", "set_default_tensor_type"}
 _LOGGING_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "fatal",
                             "exception", "warning_once", "info_once"})
 
@@ -107,6 +125,11 @@ class _Unit:
     plain_names: set[str] = field(default_factory=set)
     self_reads: set[str] = field(default_factory=set)
     self_stores: set[str] = field(default_factory=set)
+    #: ``x`` of the calls ``self.x(...)`` (or on the method's receiver, by its name).
+    self_calls: set[str] = field(default_factory=set)
+    #: A loop or comprehension iterates over a parameter (``for v in values``, also
+    #: ``enumerate(values)`` and ``reversed(values)``).
+    iterates_parameter: bool = False
     declared_global: set[str] = field(default_factory=set)
     pinned: bool = False
 
@@ -125,14 +148,24 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         return None
     module_roots, module_names, stored_globals, constants, loggers = _module_code(tree, units)
     aliases = found.compile_aliases()
+    follow_calls = any(need.signals & prefilter.Signal.TRACED_OUTPUT for need in needs)
     functions: dict[str, list[_Unit]] = {}
+    methods: dict[int, list[_Unit]] = {}  # id of a class -> its methods
     for unit in units:
         _link(unit, module_roots, aliases)
         if unit.cls is None:
             functions.setdefault(unit.node.name, []).append(unit)
+        else:
+            methods.setdefault(id(unit.cls), []).append(unit)
         constants -= unit.declared_global
         loggers -= unit.declared_global
     stored_globals -= constants
+    classes = {statement.name: statement for statement in tree.body
+               if isinstance(statement, ast.ClassDef)}
+    # Classes whose instances may run compiled: see the module's documentation.
+    models = {name for name, cls in classes.items()
+              if any(unit.node.name == "forward" for unit in methods.get(id(cls), ()))
+              } if aliases else set()
 
     kept: set[int] = set()
     todo: list[_Unit] = []
@@ -143,7 +176,7 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             todo.append(unit)
 
     for unit in units:
-        if unit.pinned or id(unit.node) in meeting:
+        if unit.pinned or id(unit.node) in meeting or not models.isdisjoint(unit.names):
             keep(unit)
 
     seen_names: set[str] = set()
@@ -155,6 +188,10 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             seen_names.add(name)
             for unit in functions.get(name, ()):
                 keep(unit)
+            if name in classes:
+                for unit in methods.get(id(classes[name]), ()):
+                    if unit.node.name == "update":
+                        keep(unit)
             if name in stored_globals:
                 only_logged = name in loggers
                 for unit in units:
@@ -167,7 +204,15 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         unit = todo.pop()
         reach(unit.names)
         if unit.cls is None:
+            if unit.iterates_parameter:
+                for other in units:
+                    if unit.node.name in other.names:
+                        keep(other)
             continue
+        if follow_calls:
+            for other in methods.get(id(unit.cls), ()):
+                if other.node.name in unit.self_calls:
+                    keep(other)
         for attribute in unit.self_reads:
             if (id(unit.cls), attribute) in seen_attributes:
                 continue
@@ -272,8 +317,18 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
         positional = node.args.posonlyargs + node.args.args
         receiver = positional[0].arg if positional else None
     logging_receivers: set[int] = set()
+    arguments = node.args
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args,
+                                  *arguments.kwonlyargs)}
     for child in syntax.walk(node):  # a call comes before its receiver
         kind = type(child)
+        if kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            iterated = child.iter  # type: ignore[attr-defined]
+            if type(iterated) is ast.Call and type(iterated.func) is ast.Name and (
+                    iterated.func.id in ("enumerate", "reversed")) and iterated.args:
+                iterated = iterated.args[0]
+            if type(iterated) is ast.Name and iterated.id in parameters:
+                unit.iterates_parameter = True
         if kind is ast.Name:
             unit.names.add(child.id)  # type: ignore[attr-defined]
             if id(child) not in logging_receivers:
@@ -290,6 +345,13 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
             if type(func) is ast.Attribute and func.attr in _LOGGING_CALLS and (
                     type(func.value) is ast.Name):
                 logging_receivers.add(id(func.value))
+            if type(func) is ast.Attribute and type(func.value) is ast.Name and (
+                    func.value.id == "self" or func.value.id == receiver):
+                unit.self_calls.add(func.attr)
+            name = func.attr if type(func) is ast.Attribute else (
+                func.id if type(func) is ast.Name else None)
+            if name in _PINNING_CALLS:
+                unit.pinned = True
             if receiver is not None and isinstance(func, ast.Attribute) and func.attr in (
                 "register_buffer", "register_parameter"
             ):
@@ -301,6 +363,11 @@ def _link(unit: _Unit, module_roots: set[str], compile_aliases: set[str]) -> Non
         elif kind is ast.Global or kind is ast.Nonlocal:
             unit.pinned = True
             unit.declared_global.update(child.names)  # type: ignore[attr-defined]
+        elif kind is ast.withitem:
+            context = child.context_expr  # type: ignore[attr-defined]
+            if type(context) is ast.Call and (  # `with torch.device("cuda"):`
+                    (prefilter.dotted(context.func) or "").rpartition(".")[2] == "device"):
+                unit.pinned = True
         elif kind is ast.Import:
             if any(a.name.split(".")[0] not in module_roots for a in child.names):  # type: ignore
                 unit.pinned = True
