@@ -149,11 +149,11 @@ def _device_condition(analysis: ModuleAnalysis,
                       test: cst.BaseExpression) -> Condition | None:
     from ._host import host_only  # _host imports _scalars, which this module's users load
 
-    if host_only(analysis, test):
-        return None
     translator = _Translator(analysis)
     part = translator.test(test)
-    if not part.device:
+    # Most tests read no device value; the translator says so for a fraction of what
+    # host_only's search for CPU tensors costs (its reaching definitions), so it goes first.
+    if not part.device or host_only(analysis, test):
         return None
     host_guard, device_part = (None, None) if part.tensor is not None else _split(
         analysis, translator, test)
