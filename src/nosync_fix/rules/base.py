@@ -18,12 +18,14 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
 from ..analysis import ModuleAnalysis
+from ..analysis.base import walk
+from ..findings import Applicability
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 
@@ -108,6 +110,12 @@ class Rule(cst.BatchableCSTVisitor):
             message += (" (no automatic fix: the function is compiled by TorchScript, which "
                         "may not accept the rewrite)")
             rewrite = None
+        if rewrite is not None and rewrite.applicability is Applicability.SAFE and (
+                _adds_float64(rewrite)) and self.analysis.mentions_mps:
+            reason = (" (unsafe: this file mentions Apple MPS, which has no float64: the "
+                      "fix's `.double()` raises there)")
+            message += reason
+            rewrite = replace(rewrite.unsafe(), message=rewrite.message + reason)
         self.reports.append(Report(type(self), node, message, rewrite))
 
     def leftovers(self, covered: Callable[[cst.CSTNode], bool]) -> None:
@@ -148,3 +156,18 @@ class Rule(cst.BatchableCSTVisitor):
         text = cls.doc_sections().get(section, "")
         match = re.search(r"```python\n(.*?)```", text, re.S)
         return match.group(1) if match else None
+
+
+def _adds_float64(rewrite: Rewrite) -> bool:
+    """Whether ``rewrite`` casts to float64 (``.double()``) more often than the code it
+    replaces did: a cast the original already made fails (or not) as the original did."""
+    def casts(node: cst.CSTNode) -> int:
+        return sum(1 for found, _ in walk(node) if isinstance(found, cst.Call)
+                   and isinstance(found.func, cst.Attribute) and found.func.attr.value == "double")
+
+    added = sum(casts(node) for _, new in rewrite.replacements
+                for node in (new.nodes if isinstance(new, cst.FlattenSentinel) else [new])
+                if isinstance(node, cst.CSTNode))
+    added += sum(casts(statement) for _, statements in rewrite.before + rewrite.after
+                 for statement in statements)
+    return added > sum(casts(old) for old, _ in rewrite.replacements)
