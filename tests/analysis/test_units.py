@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import libcst as cst
+import pytest
 
 from nosync_fix.analysis import Kind, ModuleAnalysis
+from nosync_fix.analysis.base import Source
 
 
 def analyse(source: str) -> tuple[ModuleAnalysis, cst.Module]:
@@ -185,3 +188,23 @@ def test_torch_name_sees_an_optional_import() -> None:
     assert analysis.torch_name() == "torch"
     analysis, _ = analyse("try:\n    import torch as T\nexcept ImportError:\n    T = None\n")
     assert analysis.torch_name() == "T"
+
+
+@pytest.mark.parametrize(("source", "mentions"), [
+    ('device = torch.device("mps:0")\n', True),
+    ("ok = torch.backends.mps.is_available()\n", True),
+    ("ok = torch.has_mps\n", True),
+    ("def pick(use_mps=False):\n    return 1\n", True),
+    ('parser.add_argument("--no-mps", action="store_true")\n', True),
+    ("ok = is_mps_available()\n", True),
+    ('x = "timestamps"\nlamps = 1\n', False),
+    ('device = "cuda" if torch.cuda.is_available() else "cpu"\n', False),
+])
+def test_mentions_mps_by_word_with_and_without_the_ast(source: str, mentions: bool) -> None:
+    """The same answer from LibCST's tree alone (the library API) and from the file's
+    ``ast`` (what the engine hands the analysis)."""
+    wrapper = cst.MetadataWrapper(cst.parse_module(source))
+    assert ModuleAnalysis(wrapper).mentions_mps is mentions
+    with_ast = ModuleAnalysis(cst.MetadataWrapper(cst.parse_module(source)),
+                              source=Source(ast.parse(source)))
+    assert with_ast.mentions_mps is mentions

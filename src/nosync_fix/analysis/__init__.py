@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -102,16 +103,17 @@ class ModuleAnalysis:
 
     @functools.cached_property
     def mentions_mps(self) -> bool:
-        """Whether the file mentions Apple's MPS device, which has no float64: an
-        attribute ``mps`` (``torch.backends.mps``, ``torch.mps``) or the string ``"mps"``
-        (``"mps:0"``). Asked of the whole file's ``ast`` when the analysis has it, so that
-        the answer does not depend on the functions a check leaves out."""
+        """Whether the file mentions Apple's MPS device, which has no float64: ``mps`` as a
+        word of a name, attribute or parameter (``torch.backends.mps``, ``torch.has_mps``,
+        ``use_mps``, ``is_mps_available()``) or of a string (``"mps"``, ``"mps:0"``,
+        ``"--no-mps"``), in any case. Asked of the whole file's ``ast`` when the analysis
+        has it, so that the answer does not depend on the functions a check leaves out."""
         if self.md.source is not None:
-            return any(type(node) is ast.Attribute and node.attr == "mps"  # type: ignore
-                       or type(node) is ast.Constant and _names_mps(node.value)  # type: ignore
-                       for node in syntax.walk(self.md.source.tree))
-        return any(isinstance(node, cst.Attribute) and node.attr.value == "mps"
-                   or isinstance(node, cst.SimpleString) and _names_mps(node.evaluated_value)
+            return any(_MPS_WORD.search(text) for node in syntax.walk(self.md.source.tree)
+                       if (text := _ast_text(node)) is not None)
+        return any(isinstance(node, cst.Name) and _MPS_WORD.search(node.value)
+                   or isinstance(node, cst.SimpleString)
+                   and _MPS_WORD.search(str(node.evaluated_value))
                    for node, _ in walk(self.module))
 
     def torch_name(self) -> str | None:
@@ -131,8 +133,22 @@ class ModuleAnalysis:
         return self._torch_name  # type: ignore[return-value]
 
 
-def _names_mps(value: object) -> bool:
-    return isinstance(value, str) and value.partition(":")[0] == "mps"
+#: ``mps`` as a word: not ``timestamps`` or ``lamps``; ``_`` separates words.
+_MPS_WORD = re.compile(r"(?<![a-z0-9])mps(?![a-z0-9])", re.IGNORECASE)
+
+
+def _ast_text(node: ast.AST) -> str | None:
+    """The identifier or string that ``node`` spells, if any."""
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return node.attr  # type: ignore[attr-defined]
+    if kind is ast.arg:
+        return node.arg  # type: ignore[attr-defined]
+    if kind is ast.Constant and type(node.value) is str:  # type: ignore[attr-defined]
+        return node.value  # type: ignore[attr-defined]
+    return None
 
 
 def _module_level_lines(body: Sequence[cst.BaseStatement]) -> list[cst.SimpleStatementLine]:

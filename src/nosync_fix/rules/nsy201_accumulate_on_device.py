@@ -110,17 +110,18 @@ class AccumulateOnDevice(Rule):
     bfloat16 values) and the sum is kept in float64, so every addition
     rounds exactly as Python's did and the result is the same to the last
     bit. Apple MPS has no float64, and `.double()` raises there: in a file
-    that mentions MPS (`torch.backends.mps`, `torch.mps`, a string `"mps"`)
-    a fix that adds a `.double()` is unsafe. A file that runs on MPS without
-    naming it (a device chosen by a library) is not recognised; there, or to
-    sum on MPS, set `accumulate-dtype = "float32"` in `[tool.nosync-fix]`,
-    which sums in float32 (`.float()`) and makes the fix unsafe: over
-    thousands of steps the float32 sum can differ from Python's in the
-    seventh significant digit, and integer counts summed into a float are
-    exact only up to 2**24. Integer reads are summed in int64 (`.long()`
-    unless the tensor is already int64, as counts of booleans are): exact,
-    like Python; added to a sum that starts as a float, they are cast with
-    `.double()`, as Python turns them into float64 there.
+    that mentions MPS (`mps` as a word of a name or a string:
+    `torch.backends.mps`, `use_mps`, `"mps:0"`) a fix that adds a
+    `.double()` is unsafe. A file that runs on MPS without naming it (a
+    device chosen by a library) is not recognised; there, or to sum on MPS,
+    set `accumulate-dtype = "float32"` in `[tool.nosync-fix]`, which sums in
+    float32 (`.float()`) and makes the fix unsafe: over thousands of steps
+    the float32 sum can differ from Python's in the seventh significant
+    digit, and integer counts summed into a float are exact only up to
+    2**24. Integer reads are summed in int64 (`.long()` unless the tensor is
+    already int64, as counts of booleans are): exact, like Python; added to
+    a sum that starts as a float, they are cast with `.double()`, as Python
+    turns them into float64 there.
 
     Safe when the read is certainly of a tensor, and unsafe when the receiver
     is only likely to be one, or when the accumulator starts as an int and the
