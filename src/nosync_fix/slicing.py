@@ -103,12 +103,12 @@ _OWN_SCOPES = frozenset({ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, as
 #: The calls that make a module-level name a logger (``logging.getLogger``, the
 #: ``logging.get_logger`` of diffusers and transformers).
 _LOGGER_GETTERS = frozenset({"getLogger", "get_logger"})
-#: Methods of a logger whose calls are no evidence of what the receiver holds (none is
-#: in ``_tables``' evidence sets; ``log`` is left out: ``t.log()`` is a tensor's).
 #: Calls whose effect reaches other functions, as the analysis sees it: a callback
 #: registration makes the function registered hot, a default device makes every factory
 #: call's tensor a device one (by the last name, any receiver: a superset).
 _PINNING_CALLS = T.CALLBACK_REGISTRATIONS | {"set_default_device", "set_default_tensor_type"}
+#: Methods of a logger whose calls are no evidence of what the receiver holds (none is
+#: in ``_tables``' evidence sets; ``log`` is left out: ``t.log()`` is a tensor's).
 _LOGGING_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "fatal",
                             "exception", "warning_once", "info_once"})
 
