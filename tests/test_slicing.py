@@ -311,6 +311,26 @@ def train(model, loader):
         out = model(x)
     show(torch.randn(3, device="cuda"))
 """, {"show", "train"}),
+    # The same, set by a `with torch.device(...)` block.
+    "default_device_block": ("""import torch
+
+
+def setup():
+    with torch.device("cuda"):
+        pass
+
+
+def unrelated():
+    return 1
+
+
+def train(model, loader):
+    buf = torch.linspace(0, 1, 5)
+    for b in loader:
+        model(b)
+        values = buf.tolist()
+        print(values)
+""", {"setup", "train"}),
     # With another default device, `torch.linspace(...)` is no CPU tensor.
     "default_device": ("""import torch
 
