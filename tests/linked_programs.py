@@ -36,6 +36,7 @@ def _method(draw: st.DrawFn, name: str) -> list[str]:
             "if x.sum() > 0:\n            x = x * 2",
             "x = self.proj(x)",
             "self.steps += 1",
+            f"x = {draw(st.sampled_from(_HELPERS))}(x)",
         ])))
     lines.append("        return x")
     return lines
