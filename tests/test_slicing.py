@@ -202,6 +202,21 @@ def test_functions_that_change_module_facts_stay(pinned: str) -> None:
     assert _kept_functions(relevant(source) or "") == {"train", "pinned"}
 
 
+#: A loop that copies a factory's tensor to the host: a sync only on another default device.
+_LINSPACE_LOOP = """
+
+def unrelated():
+    return 1
+
+
+def train(model, loader):
+    buf = torch.linspace(0, 1, 5)
+    for b in loader:
+        model(b)
+        values = buf.tolist()
+        print(values)
+"""
+
 # What the analysis learns from other functions than the one a finding is in: each of
 # these cases lost its finding (or changed it) when slicing left the function out.
 _ACROSS_FUNCTIONS = {
@@ -311,6 +326,13 @@ def train(model, loader):
         out = model(x)
     show(torch.randn(3, device="cuda"))
 """, {"show", "train"}),
+    # With another default device, `torch.linspace(...)` is no CPU tensor.
+    "default_device": ("""import torch
+
+
+def setup():
+    torch.set_default_device("cuda")
+""" + _LINSPACE_LOOP, {"setup", "train"}),
     # The same, set by a `with torch.device(...)` block.
     "default_device_block": ("""import torch
 
@@ -318,38 +340,7 @@ def train(model, loader):
 def setup():
     with torch.device("cuda"):
         pass
-
-
-def unrelated():
-    return 1
-
-
-def train(model, loader):
-    buf = torch.linspace(0, 1, 5)
-    for b in loader:
-        model(b)
-        values = buf.tolist()
-        print(values)
-""", {"setup", "train"}),
-    # With another default device, `torch.linspace(...)` is no CPU tensor.
-    "default_device": ("""import torch
-
-
-def setup():
-    torch.set_default_device("cuda")
-
-
-def unrelated():
-    return 1
-
-
-def train(model, loader):
-    buf = torch.linspace(0, 1, 5)
-    for b in loader:
-        model(b)
-        values = buf.tolist()
-        print(values)
-""", {"setup", "train"}),
+""" + _LINSPACE_LOOP, {"setup", "train"}),
 }
 
 
