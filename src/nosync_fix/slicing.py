@@ -179,6 +179,25 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         if unit.pinned or id(unit.node) in meeting or not models.isdisjoint(unit.names):
             keep(unit)
 
+    # Who mentions a name, and which methods store an attribute: built once, so that the
+    # closure costs time linear in what the units mention (a look through every unit for
+    # each name was quadratic in a file of thousands of functions).
+    mentions: dict[str, dict[str, list[_Unit]]] = {}
+
+    def mentioning(name: str, plain: bool) -> list[_Unit]:
+        table = mentions.get("plain" if plain else "all")
+        if table is None:
+            table = mentions["plain" if plain else "all"] = {}
+            for unit in units:
+                for mentioned in (unit.plain_names if plain else unit.names):
+                    table.setdefault(mentioned, []).append(unit)
+        return table.get(name, [])
+
+    storing: dict[tuple[int, str], list[_Unit]] = {}
+    for unit in units:
+        for attribute in unit.self_stores:
+            storing.setdefault((id(unit.cls), attribute), []).append(unit)
+
     seen_names: set[str] = set()
 
     def reach(names: Iterable[str]) -> None:
@@ -193,10 +212,8 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
                     if unit.node.name == "update":
                         keep(unit)
             if name in stored_globals:
-                only_logged = name in loggers
-                for unit in units:
-                    if name in (unit.plain_names if only_logged else unit.names):
-                        keep(unit)
+                for unit in mentioning(name, plain=name in loggers):
+                    keep(unit)
 
     reach(module_names)
     seen_attributes: set[tuple[int, str]] = set()
@@ -205,9 +222,8 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         reach(unit.names)
         if unit.cls is None:
             if unit.iterates_parameter:
-                for other in units:
-                    if unit.node.name in other.names:
-                        keep(other)
+                for other in mentioning(unit.node.name, plain=False):
+                    keep(other)
             continue
         if follow_calls:
             for other in methods.get(id(unit.cls), ()):
@@ -217,9 +233,8 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
             if (id(unit.cls), attribute) in seen_attributes:
                 continue
             seen_attributes.add((id(unit.cls), attribute))
-            for other in units:
-                if other.cls is unit.cls and attribute in other.self_stores:
-                    keep(other)
+            for other in storing.get((id(unit.cls), attribute), ()):
+                keep(other)
     left_out = [_lines_of(u.node) for u in units if id(u) not in kept]
     declarations = _Declarations(tree, text, units)
     for unit in units:
