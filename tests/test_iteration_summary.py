@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import textwrap
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from nosync_fix.config import Settings
 from nosync_fix.engine import process_source
+from nosync_fix.findings import Finding
+from nosync_fix.iteration import _loop_of_each
 
 STILL = "the iteration still syncs at"
 
@@ -166,3 +171,50 @@ def test_no_summary_without_a_fix_in_a_loop_or_when_quiet(tmp_path):
         """
     assert "Per loop:" not in check_output(tmp_path, source)
     assert "Per loop:" not in check_output(tmp_path, REMAINING, "--quiet")
+
+
+# -- the loop of each finding, fast, against its definition -----------------------------------
+
+
+def _defined_loop_of_each(lines, spans, cuts):
+    """The definition: the innermost span around the line that holds no cut around it."""
+    found = []
+    for line in lines:
+        own = [s for s in spans if s[0] <= line <= s[1]
+               and not any(s[0] <= a and b <= s[1] and a <= line <= b for a, b in cuts)]
+        found.append(min(own, key=lambda s: s[1] - s[0], default=None))
+    return found
+
+
+@st.composite
+def _nested_spans(draw, first: int = 1, last: int = 60, depth: int = 0) -> list:
+    """Spans that nest or are apart, as loop statements' lines do."""
+    spans, line = [], first
+    while line <= last and draw(st.booleans()):
+        start = draw(st.integers(line, last))
+        end = draw(st.integers(start, min(last, start + 20)))
+        spans.append((start, end))
+        if depth < 3 and end > start:
+            spans += draw(_nested_spans(start + 1, end, depth + 1))
+        line = end + 1
+    return spans
+
+
+@settings(max_examples=300, deadline=None)
+@given(_nested_spans(), st.lists(st.tuples(st.integers(1, 60), st.integers(0, 6)), max_size=6),
+       st.lists(st.integers(1, 62), min_size=1, max_size=20))
+def test_the_loop_of_each_finding_is_the_innermost_loop_around_it(spans, cut_parts, lines):
+    """Cuts (functions, classes and lambdas in a loop) may overlap each other (two lambdas
+    on a line); loops nest. The fast search answers as the definition does."""
+    cuts = [(a, a + length) for a, length in cut_parts]
+    findings = [Finding(code="NSY906", message="", filename="f.py", line=line, column=1,
+                        end_line=line, end_column=2) for line in lines]
+    assert _loop_of_each(findings, spans, cuts) == _defined_loop_of_each(lines, spans, cuts)
+
+
+def test_spans_that_do_not_nest_are_asked_one_by_one():
+    spans, cuts = [(1, 10), (5, 15)], [(6, 6)]
+    findings = [Finding(code="NSY906", message="", filename="f.py", line=line, column=1,
+                        end_line=line, end_column=2) for line in (3, 6, 12)]
+    assert _loop_of_each(findings, spans, cuts) == _defined_loop_of_each([3, 6, 12], spans,
+                                                                         cuts)

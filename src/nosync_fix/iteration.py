@@ -9,6 +9,7 @@ out of scope.  Rules know nothing of this; the engine calls it on the findings i
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 from collections import deque
 from collections.abc import Sequence
@@ -65,13 +66,51 @@ def _innermost(line: int, spans: Sequence[tuple[int, int]]) -> tuple[int, int] |
 def _loop_of_each(findings: Sequence[Finding], spans: Sequence[tuple[int, int]],
                   cuts: Sequence[tuple[int, int]]) -> list[tuple[int, int] | None]:
     """The innermost loop whose iteration holds each finding, or None: a loop is not the
-    iteration of a finding inside a function or class defined in that loop (``cuts``)."""
+    iteration of a finding inside a function or class defined in that loop (``cuts``).
+
+    Loops are statements, so their spans nest or are apart: the innermost span around a
+    line is found from the last span that starts before it, up through the spans around
+    that one, and only the cuts inside it are looked at. (Asking every span and every
+    cut of each finding was quadratic in a file of thousands of loops.) Should the spans
+    ever not nest, every span is asked, as the definition says."""
+    order = sorted(set(spans))
+    around = _enclosing(order)
+    if around is None:
+        return [_innermost(f.line, [s for s in spans if s[0] <= f.line <= s[1] and not any(
+            s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]) for f in findings]
+    starts = [span[0] for span in order]
+    cut_order = sorted(cuts)
+    cut_starts = [cut[0] for cut in cut_order]
     loop_of: list[tuple[int, int] | None] = []
     for f in findings:
-        own = [s for s in spans if s[0] <= f.line <= s[1]
-               and not any(s[0] <= a and b <= s[1] and a <= f.line <= b for a, b in cuts)]
-        loop_of.append(_innermost(f.line, own))
+        line = f.line
+        index = bisect.bisect_right(starts, line) - 1
+        span = order[index] if index >= 0 else None
+        while span is not None and span[1] < line:
+            span = around[span]
+        if span is not None and any(
+                span[0] <= a and b <= span[1] and b >= line
+                for a, b in cut_order[bisect.bisect_left(cut_starts, span[0]):
+                                      bisect.bisect_right(cut_starts, line)]):
+            span = None  # in a function or class defined in the loop, and so in the outer
+        loop_of.append(span)
     return loop_of
+
+
+def _enclosing(order: Sequence[tuple[int, int]],
+               ) -> dict[tuple[int, int], tuple[int, int] | None] | None:
+    """The span directly around each of ``order`` (spans sorted by their first line), or
+    None if two of them overlap without one holding the other."""
+    around: dict[tuple[int, int], tuple[int, int] | None] = {}
+    stack: list[tuple[int, int]] = []
+    for span in order:
+        while stack and stack[-1][1] < span[0]:
+            stack.pop()
+        if stack and stack[-1][1] < span[1]:
+            return None
+        around[span] = stack[-1] if stack else None
+        stack.append(span)
+    return around
 
 
 def _offered(finding: Finding, allowed: set[Applicability]) -> bool:
@@ -93,13 +132,17 @@ def annotate(findings: Sequence[Finding], tree: ast.AST,
         return list(findings)
     loop_of = _loop_of_each(findings, spans, cuts)
     fixed = _fixed_sites(findings, allowed)
+    members: dict[tuple[int, int], list[Finding]] = {}
+    for g, loop in zip(findings, loop_of, strict=True):
+        if loop is not None:
+            members.setdefault(loop, []).append(g)
     out: list[Finding] = []
     for f, loop in zip(findings, loop_of, strict=True):
         if loop is None or not _offered(f, allowed):
             out.append(f)
             continue
-        remaining = sorted({(g.line, g.code) for g, other in zip(findings, loop_of, strict=True)
-                            if other == loop and g is not f and not _offered(g, allowed)
+        remaining = sorted({(g.line, g.code) for g in members[loop]
+                            if g is not f and not _offered(g, allowed)
                             and (g.line, g.column) not in fixed})
         if remaining:
             f = replace(f, message=f"{f.message}; the iteration still syncs at "
