@@ -151,12 +151,16 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     follow_calls = any(need.signals & prefilter.Signal.TRACED_OUTPUT for need in needs)
     functions: dict[str, list[_Unit]] = {}
     methods: dict[int, list[_Unit]] = {}  # id of a class -> its methods
+    # (id of a class, attribute) -> its methods that store `self.<attribute>`
+    storing: dict[tuple[int, str], list[_Unit]] = {}
     for unit in units:
         _link(unit, module_roots, aliases)
         if unit.cls is None:
             functions.setdefault(unit.node.name, []).append(unit)
         else:
             methods.setdefault(id(unit.cls), []).append(unit)
+            for attribute in unit.self_stores:
+                storing.setdefault((id(unit.cls), attribute), []).append(unit)
         constants -= unit.declared_global
         loggers -= unit.declared_global
     stored_globals -= constants
@@ -179,9 +183,9 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
         if unit.pinned or id(unit.node) in meeting or not models.isdisjoint(unit.names):
             keep(unit)
 
-    # Who mentions a name, and which methods store an attribute: built once, so that the
-    # closure costs time linear in what the units mention (a look through every unit for
-    # each name was quadratic in a file of thousands of functions).
+    # Who mentions a name (and, above, which methods store an attribute): built once, so
+    # that the closure costs time linear in what the units mention (a look through every
+    # unit for each name was quadratic in a file of thousands of functions).
     mentions: dict[str, dict[str, list[_Unit]]] = {}
 
     def mentioning(name: str, plain: bool) -> list[_Unit]:
@@ -192,11 +196,6 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
                 for mentioned in (unit.plain_names if plain else unit.names):
                     table.setdefault(mentioned, []).append(unit)
         return table.get(name, [])
-
-    storing: dict[tuple[int, str], list[_Unit]] = {}
-    for unit in units:
-        for attribute in unit.self_stores:
-            storing.setdefault((id(unit.cls), attribute), []).append(unit)
 
     seen_names: set[str] = set()
 
