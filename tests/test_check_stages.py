@@ -4,30 +4,21 @@ figures are in ``benchmarks/RESULTS.md``; here that it sorts files and stages ri
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "check_stages.py"
+from benchmark_scripts import ONE_FINDING, run_benchmark
+
 STAGES = ("ast parse", "compile check", "scan", "slicing", "LibCST parse", "rules")
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True,
-                          text=True, timeout=300)
 
 
 def test_files_are_grouped_and_only_analysed_ones_reach_libcst(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
-    (tree / "train.py").write_text(
-        "import torch\n\ndef train(model, loader):\n    total = 0\n    for x in loader:\n"
-        "        total += model(x).sum().item()\n    return total\n", encoding="utf-8")
+    (tree / "train.py").write_text(ONE_FINDING, encoding="utf-8")
     (tree / "plain.py").write_text("x = 1\n", encoding="utf-8")
     (tree / "helpers.py").write_text("def f(a):\n    return a + 1\n", encoding="utf-8")
     out = tmp_path / "stages.json"
-    result = _run(str(tree), "--json", str(out))
+    result = run_benchmark("check_stages.py", str(tree), "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert "check/parse " in result.stdout
     groups = json.loads(out.read_text(encoding="utf-8"))["groups"]
@@ -42,7 +33,7 @@ def test_files_are_grouped_and_only_analysed_ones_reach_libcst(tmp_path: Path) -
 
 
 def test_a_tree_without_python_files_is_refused(tmp_path: Path) -> None:
-    result = _run(str(tmp_path))
+    result = run_benchmark("check_stages.py", str(tmp_path))
     assert result.returncode == 2
     assert "no .py file under the trees" in result.stderr
     assert "Traceback" not in result.stderr
