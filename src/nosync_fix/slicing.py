@@ -186,12 +186,12 @@ def relevant_text(tree: ast.Module, text: str, found: Scan,
     # Who mentions a name (and, above, which methods store an attribute): built once, so
     # that the closure costs time linear in what the units mention (a look through every
     # unit for each name was quadratic in a file of thousands of functions).
-    mentions: dict[str, dict[str, list[_Unit]]] = {}
+    mentions: dict[bool, dict[str, list[_Unit]]] = {}  # by `plain`
 
     def mentioning(name: str, plain: bool) -> list[_Unit]:
-        table = mentions.get("plain" if plain else "all")
+        table = mentions.get(plain)
         if table is None:
-            table = mentions["plain" if plain else "all"] = {}
+            table = mentions[plain] = {}
             for unit in units:
                 for mentioned in (unit.plain_names if plain else unit.names):
                     table.setdefault(mentioned, []).append(unit)

@@ -985,9 +985,6 @@ class _ArithmeticChecker(cst.CSTVisitor):
         self.ok = True
         self.reason = ""
 
-    def _has_read(self, expr: cst.CSTNode) -> bool:
-        return _holds_read(expr, self.reads)
-
     def on_visit(self, node: cst.CSTNode) -> bool:
         if not self.ok:
             return False
@@ -999,8 +996,8 @@ class _ArithmeticChecker(cst.CSTVisitor):
         if isinstance(node, cst.BinaryOperation):
             if not isinstance(node.operator, self._OPERATORS):
                 self.ok = False
-            elif isinstance(node.operator, cst.Divide) and self._has_read(node.right) and (
-                    not self._has_read(node.left) and not _is_unit(node.left)):
+            elif isinstance(node.operator, cst.Divide) and _holds_read(node.right, self.reads) and (
+                    not _holds_read(node.left, self.reads) and not _is_unit(node.left)):
                 # torch computes `c / t` as `t.reciprocal() * c`: two roundings where
                 # Python's `c / x` has one (measured: 29% of float64 values differ for
                 # c = 3). `1 / t` and `t / u` are exact; `t / c` is on the CPU only
