@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,11 @@ from click.testing import CliRunner
 from nosync_fix.cli import main
 from nosync_fix.docs import rule_pages, with_rules_table
 from nosync_fix.rules import all_rules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,8 +71,12 @@ def test_quickstart_installs_the_cpu_build_of_torch_first() -> None:
 def test_the_readme_test_command_is_what_ci_runs() -> None:
     command = _quickstart()[1].split("#", 1)[0].strip()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
-    assert command == ci[-1] == "pytest"
+    assert command == ci[-1] == "pytest -n auto"
     assert "minutes" in _quickstart()[1]  # how long it takes, where the command is
+    # `-n auto` is pytest-xdist's: the `test` extra the quickstart installs must bring it.
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]["test"]
+    assert any(requirement.startswith("pytest-xdist") for requirement in extra), extra
     ci_torch = next(line for line in ci if "install" in line and "torch==" in line)
     assert ci_torch.split("torch==")[1].split('"')[0] in _quickstart()[0]  # the same torch
 
