@@ -135,6 +135,7 @@ def _ask(source: str, expression: str) -> bool:
     ("x, y = torch.ones(1), 2", "x"),
     ("from torch import nn\nm = nn.Linear(2, 2)", "m.weight"),
     ("from torch import nn\nm = nn.Linear(2, 2).cuda()", "m(x)"),
+    ("from torch.nn import init\nw = init.orthogonal_(m.weight)", "w > 0"),
 ])
 def test_maybe(source: str, expression: str) -> None:
     assert _ask(source, expression)
@@ -154,6 +155,11 @@ def test_maybe(source: str, expression: str) -> None:
     ("for k in d:\n    pass", "k"),
     ("import re\nm = re.match('a', 'b')", "int(m.group(1))"),
     ("from typing import Dict\nimport torch", "Dict[str, torch.Tensor]"),
+    # Weight initialisation's fans and gains are Python numbers.
+    ("from torch.nn import init\nfan_in, _ = init._calculate_fan_in_and_fan_out(w)",
+     "fan_in > 0"),
+    ("import torch\ngain = torch.nn.init.calculate_gain('relu')", "gain > 1"),
+    ("from torch import nn\nfan = nn.init._calculate_correct_fan(w, 'fan_in')", "fan > 1"),
 ])
 def test_not_a_tensor(source: str, expression: str) -> None:
     assert not _ask(source, expression)

@@ -631,6 +631,8 @@ class MaybeTensors:
     def _tensor_call(self, call: ast.Call) -> bool:
         func = call.func
         for q in self.torch_names(func):
+            if q in T.TORCH_NAMESPACE_HOST_FUNCTIONS:
+                return False
             if (q in T.TORCH_TENSOR_CLASSES or q.startswith(T.TORCH_TENSOR_NAMESPACES)
                     or q[len("torch."):] in T.TORCH_TENSOR_FUNCTIONS):
                 return True

@@ -192,6 +192,13 @@ TORCH_TENSOR_NAMESPACES = (
     "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.",
     "torch.masked.", "torch.sparse.", "torch.nested.",
 )
+#: Functions in those namespaces that return host values: the gain (a float) and fans (ints)
+#: that weight initialisation computes (``fan_in, _ = init._calculate_fan_in_and_fan_out(w)``
+#: then ``bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0``).
+TORCH_NAMESPACE_HOST_FUNCTIONS = frozenset({
+    "torch.nn.init.calculate_gain", "torch.nn.init._calculate_fan_in_and_fan_out",
+    "torch.nn.init._calculate_correct_fan",
+})
 #: torch names that are (or make) tensors.
 TORCH_TENSOR_CLASSES = frozenset({
     "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",

@@ -931,6 +931,8 @@ class TensorFacts:
                 inner = self.value(args[0]) if args else Value.UNKNOWN
                 return Value.MODULE if inner is Value.MODULE or q != "torch.compile" else (
                     Value.HOST if inner is Value.HOST else Value.UNKNOWN)
+            if q in T.TORCH_NAMESPACE_HOST_FUNCTIONS:
+                return Value.HOST
             if q.startswith(T.TORCH_TENSOR_NAMESPACES):
                 return Value.TENSOR
             if q.startswith("torch.nn."):
