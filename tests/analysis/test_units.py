@@ -182,6 +182,43 @@ def test_nothing_in_a_test_file_is_hot() -> None:
         assert analysis.is_hot(step) is not test, name
 
 
+def test_collator_methods_are_not_hot() -> None:
+    # A collator by its own name, by a base's, or by a local base class's; a loader that
+    # is not one stays hot in its loop, and so does a model's forward named like one.
+    analysis, module = analyse("""
+        import torch
+        from transformers.data import DataCollatorMixin
+
+        class Loader:
+            def size(self, grids):
+                for grid in grids:
+                    grid.sum().item()
+
+        class TokenCollator(Loader):
+            def size(self, grids):
+                for grid in grids:
+                    grid.sum().item()
+
+        class Spans(DataCollatorMixin):
+            def size(self, grids):
+                for grid in grids:
+                    grid.sum().item()
+
+        class Packing(TokenCollator):
+            def size(self, grids):
+                for grid in grids:
+                    grid.sum().item()
+
+        class EmbeddingCollator(torch.nn.Module):
+            def forward(self, grids):
+                for grid in grids:
+                    grid.sum().item()
+    """)
+    reads = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                 and c.func.attr.value == "item")
+    assert [analysis.is_hot(read) for read in reads] == [True, False, False, False, True]
+
+
 def test_torch_name_sees_an_optional_import() -> None:
     # transformers: `if is_torch_available(): import torch` binds torch for the module.
     analysis, _ = analyse("if is_torch_available():\n    import torch\n")

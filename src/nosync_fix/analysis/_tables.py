@@ -166,6 +166,10 @@ COLD_FUNCTION_NAMES = frozenset({"__init__", "__post_init__", "__new__", "setup"
 
 #: Methods of Dataset/Sampler classes: run in loader workers on the host.
 DATASET_METHODS = frozenset({"__getitem__", "__len__", "__iter__", "__getitems__"})
+#: What the name of a collator class holds (a DataLoader's ``collate_fn`` object, Hugging
+#: Face's ``DataCollator*``, torchtitan's ``MultiModalCollator``): all of its methods are
+#: host-side loader code, like the collate functions.
+COLLATOR = "Collator"
 #: Base classes that make a class host-side loader code.
 DATASET_BASES = frozenset({
     "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",

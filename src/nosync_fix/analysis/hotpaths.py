@@ -8,10 +8,10 @@ named ``*_step``; functions registered as per-batch callbacks
 (``trainer.set_callback('on_batch_end', f)``); the configured hot functions.
 
 Not hot: ``__init__`` and other set-up methods; ``__getitem__``/``__len__``/
-``__iter__`` of Dataset and Sampler classes and collate functions (host-side
-loader code); test functions (``test_*``, but not ``test_step``) and test files;
-module-level code outside loops; code guarded by ``torch.compiler.is_compiling()``
-(already deliberate about compiling).
+``__iter__`` of Dataset and Sampler classes, collate functions and the methods of
+collator classes (host-side loader code); test functions (``test_*``, but not
+``test_step``) and test files; module-level code outside loops; code guarded by
+``torch.compiler.is_compiling()`` (already deliberate about compiling).
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ class HotPaths:
         cls = self._method_class(func)
         if cls is not None and name in T.DATASET_METHODS and self.facts.is_dataset_class(cls):
             return True
-        return False
+        return cls is not None and self.facts.is_collator_class(cls)
 
     def hot_function_reason(self, func: cst.FunctionDef) -> str | None:
         name = func.name.value

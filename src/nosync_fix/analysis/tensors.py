@@ -837,6 +837,31 @@ class TensorFacts:
                 return True
         return False
 
+    def is_collator_class(self, cls: cst.ClassDef) -> bool:
+        """Whether a class is a collator (:data:`T.COLLATOR` in its name, a base's or that of
+        a local class it derives from) that is not a model: no ``forward`` method, not an
+        ``nn.Module``."""
+        if self.is_module_class(cls) or any(
+                isinstance(s, cst.FunctionDef) and s.name.value == "forward"
+                for s in cls.body.body):
+            return False
+        seen: set[int] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if T.COLLATOR in current.name.value:
+                return True
+            for base in current.bases:
+                if T.COLLATOR in (dotted_name(base.value) or "").rpartition(".")[2]:
+                    return True
+                local = self._local_class(base.value)
+                if local is not None:
+                    todo.append(local)
+        return False
+
     def local_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The class of this module that the name ``expr`` refers to, if any."""
         return self._local_class(expr)
