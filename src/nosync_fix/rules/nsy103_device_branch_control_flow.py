@@ -118,7 +118,9 @@ def _flag_uses(rule: DeviceBranchControlFlow, name: cst.Name) -> list[str]:
     if scope is None:
         return []
     found: list[str] = []
-    for access in scope.accesses[name.value]:
+    # In source order: LibCST keeps the accesses in a set, whose order varies by run (the
+    # message named a different second use from one run to the next).
+    for access in sorted(scope.accesses[name.value], key=lambda a: md.source_order(a.node)):
         node = access.node
         parent = md.parent(node)
         while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)) and (
