@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 from libcst.metadata.scope_provider import (
@@ -104,6 +104,7 @@ class TensorFacts:
         self._assign_memo: dict[int, Value | _InProgress] = {}
         self._class_attrs: dict[int, dict[str, list[tuple[str, cst.CSTNode]]]] = {}
         self._module_classes: dict[int, bool] = {}
+        self._collator_classes: dict[int, bool] = {}
         # For _reaching: ids of plain assignment lines, statements' places in blocks.
         self._killer_lines: dict[int, int | None] = {}
         self._blocks: dict[int, dict[int, int]] = {}
@@ -823,28 +824,40 @@ class TensorFacts:
         return result
 
     def is_dataset_class(self, cls: cst.ClassDef) -> bool:
-        if cls.name.value.endswith(("Dataset", "Sampler")):
-            return True
-        for base in cls.bases:
-            qnames = self.md.qualified_names(base.value)
-            if qnames & T.DATASET_BASES:
+        for current in self._lineage(cls):
+            if current.name.value.endswith(("Dataset", "Sampler")):
                 return True
-            name = dotted_name(base.value) or ""
-            if name.endswith(("Dataset", "Sampler")):
-                return True
-            local = self._local_class(base.value)
-            if local is not None and local is not cls and self.is_dataset_class(local):
-                return True
+            for base in current.bases:
+                if self.md.qualified_names(base.value) & T.DATASET_BASES or (
+                        dotted_name(base.value) or "").endswith(("Dataset", "Sampler")):
+                    return True
         return False
 
     def is_collator_class(self, cls: cst.ClassDef) -> bool:
         """Whether a class is a collator (:data:`T.COLLATOR` in its name, a base's or that of
         a local class it derives from) that is not a model: no ``forward`` method, not an
-        ``nn.Module``."""
+        ``nn.Module``. Asked for every method at every hot-path question: kept per class."""
+        cached = self._collator_classes.get(id(cls))
+        if cached is None:
+            cached = self._collator_classes[id(cls)] = self._is_collator_class(cls)
+        return cached
+
+    def _is_collator_class(self, cls: cst.ClassDef) -> bool:
         if self.is_module_class(cls) or any(
                 isinstance(s, cst.FunctionDef) and s.name.value == "forward"
                 for s in cls.body.body):
             return False
+        for current in self._lineage(cls):
+            if T.COLLATOR in current.name.value:
+                return True
+            for base in current.bases:
+                if T.COLLATOR in (dotted_name(base.value) or "").rpartition(".")[2]:
+                    return True
+        return False
+
+    def _lineage(self, cls: cst.ClassDef) -> Iterator[cst.ClassDef]:
+        """``cls`` and the classes of this module it derives from, each once (a name bound
+        to several classes may make the chain loop)."""
         seen: set[int] = set()
         todo = [cls]
         while todo:
@@ -852,15 +865,11 @@ class TensorFacts:
             if id(current) in seen:
                 continue
             seen.add(id(current))
-            if T.COLLATOR in current.name.value:
-                return True
+            yield current
             for base in current.bases:
-                if T.COLLATOR in (dotted_name(base.value) or "").rpartition(".")[2]:
-                    return True
                 local = self._local_class(base.value)
                 if local is not None:
                     todo.append(local)
-        return False
 
     def local_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The class of this module that the name ``expr`` refers to, if any."""
