@@ -245,3 +245,95 @@ def test_mentions_mps_by_word_with_and_without_the_ast(source: str, mentions: bo
     with_ast = ModuleAnalysis(cst.MetadataWrapper(cst.parse_module(source)),
                               source=Source(ast.parse(source)))
     assert with_ast.mentions_mps is mentions
+
+
+def _kinds_of_uses(source: str, name: str) -> list[Kind]:
+    """The kind of ``name`` in every ``use(name)`` of ``source``, in source order."""
+    analysis, module = analyse(source)
+    calls = find(module, cst.Call, lambda c: isinstance(c.func, cst.Name)
+                 and c.func.value == "use")
+    return [analysis.kind(c.args[0].value) for c in calls
+            if isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == name]
+
+
+NARROWING_PROLOGUE = """
+    import collections.abc
+    import torch
+
+    def f(data, other):
+        if isinstance(data, torch.Tensor):
+            seen = data.detach()
+"""
+
+
+@pytest.mark.parametrize("body, expected", [
+    # The test's body: a number, or a mapping; the use after it is not narrowed.
+    ("""
+        if isinstance(data, float):
+            use(data)
+        use(data)
+    """, [Kind.HOST, Kind.TENSOR]),
+    ("""
+        if isinstance(data, collections.abc.Mapping) and other:
+            use(data)
+    """, [Kind.HOST]),
+    # A tuple of types narrows only when each of them does.
+    ("""
+        if isinstance(data, (int, float, str)):
+            use(data)
+        if isinstance(data, (int, collections.abc.Iterable)):
+            use(data)
+    """, [Kind.HOST, Kind.TENSOR]),
+    # An assert narrows what follows it in its block, until the name is bound again.
+    ("""
+        assert isinstance(data, int)
+        use(data)
+        data = data + other
+        use(data)
+    """, [Kind.HOST, Kind.TENSOR]),
+    # Bound again anywhere in the test's body: not narrowed, even before the binding
+    # (a loop brings the binding round to the use).
+    ("""
+        if isinstance(data, float):
+            for _ in range(2):
+                use(data)
+                data = other
+    """, [Kind.TENSOR]),
+    # Types a tensor may be an instance of, and a negated test, narrow nothing.
+    ("""
+        if isinstance(data, collections.abc.Iterable):
+            use(data)
+        if not isinstance(data, float):
+            use(data)
+    """, [Kind.TENSOR, Kind.TENSOR]),
+])
+def test_isinstance_narrows_a_name(body: str, expected: list[Kind]) -> None:
+    source = textwrap.dedent(NARROWING_PROLOGUE) + textwrap.indent(
+        textwrap.dedent(body), "    ")
+    assert _kinds_of_uses(source, "data") == expected
+
+
+def test_isinstance_does_not_narrow_across_scopes() -> None:
+    # A name of the module or of an enclosing function may be bound again by other code
+    # (a `global` store, a `nonlocal` one) between the test and the use; a builtin
+    # shadowed by the module is not the builtin.
+    kinds = _kinds_of_uses("""
+        import torch
+        data = torch.ones(1).cuda()
+
+        def f():
+            if isinstance(data, int):
+                use(data)
+    """, "data") + _kinds_of_uses("""
+        import torch
+        float = torch.Tensor
+
+        def g(item):
+            seen = item.detach()
+            if isinstance(item, float):
+                use(item)
+            def inner():
+                if isinstance(item, int):
+                    use(item)
+    """, "item")
+    assert kinds == [Kind.TENSOR, Kind.TENSOR, Kind.TENSOR]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 from libcst.metadata.scope_provider import (
+    Access,
     Assignment,
     BaseAssignment,
     BuiltinAssignment,
@@ -85,6 +86,22 @@ _TORCH_HOST_NAMESPACES = (
     "torch.cuda", "torch.mps.", "torch.xpu.", "torch.hub.", "torch.onnx.", "torch.export.",
 )
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception"})
+#: The types whose ``isinstance`` test proves a value is no tensor, and what it is then
+#: (a tensor is an instance of none of them; it *is* an ``Iterable``, a ``Sized``
+#: and a ``Container``, which are not here).
+_NARROWING_TYPES = {
+    **dict.fromkeys(
+        ("builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
+         "builtins.complex", "numbers.Number", "numbers.Complex", "numbers.Real",
+         "numbers.Rational", "numbers.Integral"), "host"),
+    **dict.fromkeys(
+        ("builtins.dict", "builtins.list", "builtins.tuple", "builtins.set",
+         "builtins.frozenset", "collections.OrderedDict", "collections.defaultdict",
+         "collections.Counter", "collections.abc.Mapping", "collections.abc.MutableMapping",
+         "collections.abc.Sequence", "collections.abc.MutableSequence", "typing.Mapping",
+         "typing.MutableMapping", "typing.Sequence", "typing.MutableSequence", "typing.Dict",
+         "typing.List", "typing.Tuple"), "container"),
+}
 
 
 class _InProgress:
@@ -298,6 +315,10 @@ class TensorFacts:
         if name.value in ("True", "False", "None"):
             return Value.HOST
         access = self.md.access(name)
+        if access is not None and name.value in self._isinstance_subjects:
+            narrowed = self._narrowed(name, access)
+            if narrowed is not None:
+                return narrowed
         if access is not None:
             referents = list(access.referents)
             if not referents:
@@ -319,6 +340,105 @@ class TensorFacts:
             if self._has_tensor_evidence(name.value, referents):
                 return Value.TENSOR
         return result
+
+    @functools.cached_property
+    def _isinstance_subjects(self) -> frozenset[str]:
+        """The names that some ``isinstance(name, ...)`` of the module tests."""
+        return frozenset(
+            call.args[0].value.value for call in self.md.nodes(cst.Call)
+            if isinstance(call.func, cst.Name) and call.func.value == "isinstance"
+            and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name))
+
+    def _narrowed(self, use: cst.Name, access: Access) -> Value | None:
+        """What ``use`` holds where an ``isinstance`` test of it has proved it no tensor:
+        in the body of ``if isinstance(x, float):`` (or a test that is such a call
+        ``and`` others), or after ``assert isinstance(x, str)`` in the same block;
+        HOST for numbers and strings, CONTAINER for lists, tuples and mappings. None
+        elsewhere, and wherever the name may be bound again between the test and the use
+        (anywhere in the ``if``, between the ``assert`` and the use, or in another
+        function: a ``nonlocal`` or ``global`` store).
+
+        Without it, evidence found in one branch (``data.cpu()`` under
+        ``isinstance(data, torch.Tensor)``) made the name a tensor in the others too.
+        """
+        # Every binding of the name, not only those LibCST takes to reach the use (it
+        # leaves out those after it, which a loop brings back round).
+        bindings = set(access.referents)
+        if access.scope is not None:
+            bindings.update(access.scope.assignments[use.value])
+        function = self.md.enclosing(use, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+        if not isinstance(function, cst.FunctionDef) or not all(
+            isinstance(b, Assignment) and self.md.enclosing(
+                b.node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is function
+            for b in bindings
+        ):
+            return None  # a name of another scope may change behind the test's back
+
+        def rebound_in(node: cst.CSTNode) -> bool:
+            return any(b.node is node or self.md.is_ancestor(node, b.node)  # type: ignore
+                       for b in bindings)
+
+        child: cst.CSTNode = use
+        for parent in self.md.ancestors(use):
+            if parent is function:
+                return None
+            if isinstance(parent, cst.If) and child is parent.body:
+                narrowed = self._isinstance_test(parent.test, use.value)
+                if narrowed is not None:
+                    return None if rebound_in(parent) else narrowed
+            elif isinstance(parent, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
+                index = parent.body.index(child)
+                for earlier in reversed(parent.body[:index]):
+                    narrowed = self._asserted(earlier, use.value)
+                    if narrowed is not None:
+                        between = parent.body[parent.body.index(earlier) + 1:index + 1]
+                        if any(rebound_in(statement) for statement in between):
+                            return None
+                        return narrowed
+            child = parent
+        return None
+
+    def _asserted(self, statement: cst.BaseStatement, name: str) -> Value | None:
+        """What ``statement``, an ``assert isinstance(name, T)`` line, proves ``name`` is."""
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        for small in statement.body:
+            if isinstance(small, cst.Assert):
+                narrowed = self._isinstance_test(small.test, name)
+                if narrowed is not None:
+                    return narrowed
+        return None
+
+    def _isinstance_test(self, test: cst.BaseExpression, name: str) -> Value | None:
+        """What a true ``test`` proves ``name`` is, when it proves it no tensor."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return (self._isinstance_test(test.left, name)
+                    or self._isinstance_test(test.right, name))
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+                and test.func.value == "isinstance" and len(test.args) == 2
+                and all(a.keyword is None and not a.star for a in test.args)
+                and isinstance(test.args[0].value, cst.Name)
+                and test.args[0].value.value == name
+                and "builtins.isinstance" in self.md.qualified_names(test.func)):
+            return None
+        types = test.args[1].value
+        if isinstance(types, cst.Tuple):
+            if any(isinstance(e, cst.StarredElement) for e in types.elements):
+                return None
+            elements = [e.value for e in types.elements]
+        else:
+            elements = [types]
+        found: set[str | None] = set()
+        for element in elements:
+            kinds = {_NARROWING_TYPES.get(q) for q in self.md.qualified_names(element)}
+            if len(kinds) != 1 or None in kinds:
+                return None
+            found |= kinds
+        if found == {"host"}:
+            return Value.HOST
+        if found == {"container"}:
+            return Value.CONTAINER
+        return None
 
     def _reaching(self, use: cst.Name, referents: list[BaseAssignment]) -> list[BaseAssignment]:
         """The assignments that can reach ``use``: a plain ``x = ...`` statement that
