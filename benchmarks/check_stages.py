@@ -10,6 +10,8 @@ engine looks them up:
 
 - ``ast parse``: Python's parse of the file (``prefilter.parse``);
 - ``compile check``: the compiler's checks on that tree (``engine.tree_compiles``);
+- ``compile, no ast``: Python's parse and compile in one, for a file on which no rule is
+  triggered, which needs no ``ast`` (``engine.source_compiles``);
 - ``scan``: the pre-filter's walk (``prefilter.scan``);
 - ``slicing``: choosing what LibCST sees (``slicing.relevant_text``);
 - ``LibCST parse``: LibCST's parse of the slice or of the whole text (``engine.parse``);
@@ -42,6 +44,7 @@ from nosync_fix.config import Settings
 STAGES = {
     "ast parse": (prefilter, "parse"),
     "compile check": (engine, "tree_compiles"),
+    "compile, no ast": (engine, "source_compiles"),
     "scan": (prefilter, "scan"),
     "slicing": (slicing, "relevant_text"),
     "LibCST parse": (engine, "parse"),

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from benchmark_scripts import ONE_FINDING, run_benchmark
 
-STAGES = ("ast parse", "compile check", "scan", "slicing", "LibCST parse", "rules")
+STAGES = ("ast parse", "compile check", "compile, no ast", "scan", "slicing", "LibCST parse",
+          "rules")
 
 
 def test_files_are_grouped_and_only_analysed_ones_reach_libcst(tmp_path: Path) -> None:
@@ -27,6 +28,8 @@ def test_files_are_grouped_and_only_analysed_ones_reach_libcst(tmp_path: Path) -
     assert groups["not analysed"]["files"] == 2
     assert groups["not analysed"].get("LibCST parse", 0) == 0
     assert groups["not analysed"].get("rules", 0) == 0
+    # `x = 1` triggers no rule: Python compiles it without an `ast`.
+    assert groups["not analysed"]["compile, no ast"] > 0
     found = groups["with findings"]
     assert found["LibCST parse"] > 0 and found["rules"] > 0 and found["ast parse"] > 0
     assert sum(found[stage] for stage in STAGES) <= found["check"]

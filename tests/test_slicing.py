@@ -21,7 +21,7 @@ from torch_programs import torch_programs
 
 from nosync_fix import slicing
 from nosync_fix.config import Settings
-from nosync_fix.engine import _live_rules, _need, process_source
+from nosync_fix.engine import _live_rules, _need, _triggered_rules, process_source
 from nosync_fix.prefilter import parse
 
 
@@ -52,8 +52,8 @@ def assert_slicing_changes_nothing(source: str, monkeypatch: pytest.MonkeyPatch)
 def relevant(source: str) -> str | None:
     settings_ = Settings()
     tree = parse(source)
-    live, found = _live_rules(source, tree, settings_, settings_.rules_for("case.py"),
-                              test_module=False)
+    live, found = _live_rules(source, tree, settings_, _triggered_rules(
+        source, settings_, settings_.rules_for("case.py"), test_module=False))
     assert live and found is not None, "no rule is live on this case"
     return slicing.relevant_text(tree, source, found, [_need(rule, settings_) for rule in live])
 
@@ -87,8 +87,8 @@ def test_slicing_is_not_vacuous() -> None:
     for path in CORPUS:
         source = path.read_text(encoding="utf-8")
         tree = parse(source)
-        live, found = _live_rules(source, tree, Settings(), Settings().rules_for("case.py"),
-                                  test_module=False)
+        live, found = _live_rules(source, tree, Settings(), _triggered_rules(
+            source, Settings(), Settings().rules_for("case.py"), test_module=False))
         if live and found is not None and slicing.relevant_text(
                 tree, source, found, [_need(rule, Settings()) for rule in live]) is not None:
             sliced += 1

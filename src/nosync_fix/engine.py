@@ -164,6 +164,8 @@ def split_lines(text: str) -> list[str]:
 def _process(text: str, encoding: str, source: bytes | str, filename: str, settings: Settings,
              rules: Sequence[type[Rule]], selected: frozenset[str], fix: bool,
              with_edits: bool) -> FixResult:
+    tree: ast.Module | None = None  # stays None only where no rule runs: no findings
+
     def result(findings: Sequence[Finding] = (), applied: Sequence[Finding] = (),
                fixed: str = text) -> FixResult:
         fixed_bytes = (source if isinstance(source, bytes) else source.encode(encoding)) if (
@@ -177,10 +179,15 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
             applied=tuple(applied), diff=unified_diff(text, fixed, filename) if fixed != text
             else "", encoding=encoding, fixed_bytes=fixed_bytes)
 
+    # Python's verdict on every input, in every mode, fixes or not: as ruff reports it.
+    test_module = is_test_file_name(filename)
+    triggered = _triggered_rules(text, settings, rules, test_module=test_module)
+    if not triggered:  # no rule can find anything: no ``ast`` needed (nor any finding)
+        source_compiles(text, filename)
+        return result()
     tree = syntax_check(text, filename)
-    tree_compiles(tree, filename)  # in every mode, fixes or not: as ruff reports it
-    live, found = _live_rules(text, tree, settings, rules,
-                              test_module=is_test_file_name(filename))
+    tree_compiles(tree, filename)
+    live, found = _live_rules(text, tree, settings, triggered)
     if not live:
         return result()
     suppressions = parse_suppressions(text)
@@ -195,8 +202,8 @@ def _process(text: str, encoding: str, source: bytes | str, filename: str, setti
                         suppressions, fix, with_edits, result)
 
 
-def _per_iteration(findings: Sequence[Finding], fixed: str, text: str, tree: ast.Module,
-                   settings: Settings) -> list[Finding]:
+def _per_iteration(findings: Sequence[Finding], fixed: str, text: str,
+                   tree: ast.Module | None, settings: Settings) -> list[Finding]:
     """The findings, each fixable one in a loop naming the iteration's other syncs
     (:mod:`nosync_fix.iteration`)."""
     if len(findings) < 2:
@@ -206,6 +213,7 @@ def _per_iteration(findings: Sequence[Finding], fixed: str, text: str, tree: ast
             tree = ast.parse(fixed)
         except SyntaxError:
             return list(findings)
+    assert tree is not None  # findings come from a parsed text
     return iteration.annotate(findings, tree, _applicable(settings))
 
 
@@ -423,6 +431,18 @@ def input_compiles(text: str, encoding: str, filename: str) -> None:
         pass  # not the compiler's verdict: let the caller's failure stand
 
 
+def source_compiles(text: str, filename: str) -> None:
+    """:func:`syntax_check` and :func:`tree_compiles` for a file that no rule needs the
+    ``ast`` of: Python's own parse and compile, in one pass in C, cost less than half the
+    ``ast`` parse alone. A text they reject goes the long way, which says why."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree_compiles(syntax_check(text, filename), filename)
+
+
 def tree_compiles(tree: ast.Module, filename: str) -> None:
     """:func:`input_compiles` for the ``ast`` already parsed: the compiler's checks
     (symbol table, ``__future__``) without parsing again, about 40% of a parse's time.
@@ -468,13 +488,14 @@ def live_rules(text: str, tree: ast.Module, settings: Settings,
     rule that is not limited to hot paths). In a test file (``test_module``) nothing
     is hot: a rule limited to hot paths finds nothing there.
     """
-    return _live_rules(text, tree, settings, rules, test_module=test_module)[0]
+    triggered = _triggered_rules(text, settings, rules, test_module=test_module)
+    return _live_rules(text, tree, settings, triggered)[0]
 
 
-def _live_rules(text: str, tree: ast.Module, settings: Settings,
-                rules: Sequence[type[Rule]], *,
-                test_module: bool) -> tuple[list[type[Rule]], prefilter.Scan | None]:
-    """:func:`live_rules`, with what the pre-filter found (None when it did not run)."""
+def _triggered_rules(text: str, settings: Settings, rules: Sequence[type[Rule]], *,
+                     test_module: bool) -> list[type[Rule]]:
+    """The rules whose ``triggers`` ``text`` spells (and, in a test file, where nothing is
+    hot, those not limited to hot paths): the others cannot find anything in it."""
     # Each trigger looked for once, and only until one of a rule's is found: an absent
     # one costs a search of the whole text.
     searched: dict[str, bool] = {}
@@ -489,8 +510,15 @@ def _live_rules(text: str, tree: ast.Module, settings: Settings,
                  if not rule.triggers or any(present(t) for t in rule.triggers)]
     if test_module and not settings.all_paths:
         triggered = [rule for rule in triggered if not rule.hot_paths_only]
+    return triggered
+
+
+def _live_rules(text: str, tree: ast.Module, settings: Settings,
+                triggered: Sequence[type[Rule]]) -> tuple[list[type[Rule]], prefilter.Scan | None]:
+    """Of the ``triggered`` rules (:func:`_triggered_rules`), those the pre-filter finds
+    a signal for, with what it found (None when it did not run)."""
     if not settings.prefilter or all(rule.signals is None for rule in triggered):
-        return triggered, None
+        return list(triggered), None
     needs = {rule: _need(rule, settings) for rule in triggered if rule.signals is not None}
     found = prefilter.scan(tree, text, settings.hot_functions, list(set(needs.values())))
     return [rule for rule in triggered if rule not in needs or found.meets(needs[rule])], found
