@@ -196,6 +196,24 @@ def test_pep_701_fstring_names_both_pythons(project: Path, good: Path) -> None:
     assert f"nosync-fix is running on Python {running}" in result.output
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 accepts PEP 701 syntax")
+@pytest.mark.parametrize("data, hinted", [
+    ('NAME = f"{CONFIG["name"]}"\n', True),  # the same quotes inside
+    ("NAME = f'{'-'.join(CONFIG)}'\n", True),
+    ('NAME = f"{CONFIG #}"\n', True),  # a comment
+    ('NAME = f"{CONFIG!z}"\n', False),  # refused by Python 3.12 too
+    ('NAME = f"}"\n', False),
+    ('NAME = f"{*CONFIG}"\n', False),
+])
+def test_pep_701_hint_only_where_python_3_12_would_accept(
+        project: Path, good: Path, data: str, hinted: bool) -> None:
+    bad = project / "fstring.py"
+    bad.write_text(TRAIN + data)
+    result = invoke(".")
+    assert "error: fstring.py: cannot parse: f-string" in result.output
+    assert ("Python 3.12 accepts more in f-strings" in result.output) is hinted
+
+
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="needs Python 3.12")
 @pytest.mark.parametrize("name, data, construct", PEP_695)
 def test_newer_syntax_is_fixed_on_a_python_that_has_it(project: Path, name: str, data: str,

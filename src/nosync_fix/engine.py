@@ -397,12 +397,19 @@ _NEWER_SYNTAX = (
 )
 
 
+#: The words of Python 3.11's refusals of f-strings that PEP 701 (Python 3.12) allows: the
+#: same quotes inside (read as the string's end: an unmatched bracket, a missing ``}``),
+#: a backslash, a comment. Its other refusals (``{x!z}``, a single ``}``, ``{*a}``) stand.
+_PEP_701_REFUSALS = ("f-string: unmatched", "f-string: expecting '}'",
+                     "f-string expression part cannot include")
+
+
 def newer_syntax(text: str, error: SyntaxError) -> str | None:
     """What to say when ``text`` fails to parse because it is written for a newer Python
     than the one running (the error's line starts with syntax that Python added later)."""
     running = ".".join(map(str, sys.version_info[:3]))
-    if sys.version_info < (3, 12) and (error.msg or "").startswith("f-string") and \
-            "empty expression" not in error.msg:
+    if sys.version_info < (3, 12) and any(
+            word in (error.msg or "") for word in _PEP_701_REFUSALS):
         return ("Python 3.12 accepts more in f-strings (PEP 701: the same quotes inside, "
                 f"backslashes, comments); nosync-fix is running on Python {running}")
     if not error.lineno:
