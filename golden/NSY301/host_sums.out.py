@@ -1,12 +1,16 @@
 # A score summed from tensors a helper of the file makes on the CPU (minGPT's adder
-# project: `rt = torch.tensor(results)`, `return rt.sum()`) waits for no device when it
-# is printed or tested; the loss, a device value, does.
+# project: `results = []`, `results.append(...)`, `rt = torch.tensor(results)`, `return
+# rt.sum()`) waits for no device when it is printed or tested; the loss, a device value,
+# does.
 import torch
 from nosync_fix.runtime import deferred_print, fmt
 
 
 def evaluate(results):
-    rt = torch.tensor(results, dtype=torch.float)
+    correct = []
+    for result in results:
+        correct.append(result == "ok")
+    rt = torch.tensor(correct, dtype=torch.float)
     return rt.sum()
 
 

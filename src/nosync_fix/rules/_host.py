@@ -180,7 +180,10 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if qualified & T.CPU_FACTORIES:
         device = keyword_arg(expr, "device")
         if device is None:
-            return not explicit and not _default_device_changed(analysis)
+            # torch.tensor(t) of a tensor stays on t's device: only host data counts.
+            data = positional_args(expr)[:1] if "torch.tensor" in qualified else []
+            return not explicit and not _default_device_changed(analysis) and all(
+                analysis.kind(d) is Kind.HOST for d in data)
         return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
         return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit, reaching)

@@ -8,7 +8,7 @@ from ..analysis import Kind
 from ..analysis.base import COMPREHENSIONS
 from ..prefilter import Signal
 from ._helpers import short
-from ._host import host_transfer, is_host_buffer
+from ._host import certainly_on_host, host_transfer, is_host_buffer
 from ._owners import owner
 from .base import Rule
 from .nsy902_read_feeds_shape import read_use
@@ -103,6 +103,9 @@ class HostTransferInLoop(Rule):
             return
         if self.analysis.kind(value) is not Kind.TENSOR and not self._reads_scalar(value):
             return
+        read = self.analysis.host_read(value)
+        if certainly_on_host(self.analysis, value if read is None else read.tensor):
+            return  # a CPU tensor into a CPU buffer: no device to wait for
         if not self._in_loop(node):
             return
         when = "whenever it runs (every N steps)" if self.analysis.loops.periodic(node) \
