@@ -36,6 +36,18 @@ def _codes(body: str) -> list[str]:
     'counts = torch.zeros(3, device="cpu")\nif counts.sum() > 0:\n    print("seen")',
     'host = out.detach().cpu()\nassert torch.isfinite(host).all()',
     'host = out.detach().to("cpu")\nif host.max() > 1:\n    print("big")',
+    # data that holds no tensor: a list, an attribute nothing is known of (whisper's
+    # `result.tokens`), the legacy constructors, torch.as_tensor, torch.from_numpy
+    'tokens = torch.tensor(text.tokens)\nif tokens[-1].item() > 0:\n    print("end")',
+    'flags = torch.Tensor(text.flags)\nif flags.mean().item() > 0.5:\n    print("most")',
+    'ids = torch.LongTensor([1, 2])\nassert (ids > 0).all()',
+    'ids = torch.as_tensor(text.ids)\nassert (ids > 0).all()',
+    'ids = torch.from_numpy(text.array)\nassert (ids > 0).all()',
+    # an annotated binding is followed as a plain one; a length reads no device
+    'tokens = torch.tensor(text.tokens)\nflags: torch.Tensor = tokens.ge(5)\n'
+    'if flags[-1]:\n    print("stamp")',
+    'tokens = torch.tensor(text.tokens)\nif len(tokens) > 0 and tokens[-1].item() != 5:\n'
+    '    print("stamp")',
 ])
 def test_cpu_tensors_get_no_finding(body: str) -> None:
     # NSY903 reports the copy `.cpu()` itself (it waits); nothing reports the reads after it.
@@ -49,6 +61,12 @@ def test_cpu_tensors_get_no_finding(body: str) -> None:
     ("assert torch.isfinite(loss)", "NSY401"),
     ('counts = torch.zeros(3, device=x.device)\nif counts.sum() > 0:\n    print("seen")',
      "NSY103"),
+    # torch.tensor of a tensor keeps its device; of a list of tensors it reads each one
+    ('copy = torch.tensor(loss)\nif copy.sum() > 0:\n    print("seen")', "NSY103"),
+    ('pair = torch.tensor([loss, loss])\nif pair.sum() > 0:\n    print("seen")', "NSY103"),
+    ('pair = [loss, loss * 2]\nfirst = torch.as_tensor(pair)\nif first.sum() > 0:\n'
+     '    print("seen")', "NSY103"),
+    ('flags: torch.Tensor = loss.ge(5)\nif flags.any():\n    print("seen")', "NSY103"),
 ])
 def test_device_tensors_still_get_one(body: str, code: str) -> None:
     assert _codes(body) == [code]

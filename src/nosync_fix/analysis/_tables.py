@@ -288,11 +288,19 @@ BOOL_METHODS = frozenset({
     "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
     "isneginf", "isposinf", "signbit",
 })
+#: torch factories that copy their data (``torch.Tensor(metrics)``, the legacy typed
+#: constructors): a CPU tensor made from anything but a tensor, whose device they keep.
+DATA_FACTORIES = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor",
+    "torch.DoubleTensor", "torch.HalfTensor", "torch.BFloat16Tensor", "torch.LongTensor",
+    "torch.IntTensor", "torch.ShortTensor", "torch.CharTensor", "torch.ByteTensor",
+    "torch.BoolTensor",
+})
 #: torch factories that make a CPU tensor without ``device=`` (or with ``device="cpu"``).
 CPU_FACTORIES = frozenset({
-    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
-    "torch.linspace", "torch.logspace", "torch.eye",
-})
+    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange",
+    "torch.linspace", "torch.logspace", "torch.eye", "torch.from_numpy",
+}) | DATA_FACTORIES
 #: Methods whose result stays where the receiver is (besides SAME_DEVICE_METHODS).
 KEEPS_DEVICE_METHODS = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "any", "all", "abs", "prod", "norm", "eq",

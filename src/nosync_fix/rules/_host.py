@@ -71,6 +71,9 @@ def _host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
             return check(node.left) and all(check(c.comparator) for c in node.comparisons)
         if isinstance(node, cst.BinaryOperation):
             return check(node.left) and check(node.right)
+        if isinstance(node, cst.Call) and analysis.md.qualified_names(node.func) & {
+                "builtins.len"}:
+            return True  # len(stamps) > 0: a shape, known on the host without a read
         if isinstance(node, cst.Call) and analysis.md.qualified_names(node.func) & (
                 _TORCH_PREDICATES):
             return all(check(a.value) for a in node.args if a.keyword is None)
@@ -180,10 +183,9 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     if qualified & T.CPU_FACTORIES:
         device = keyword_arg(expr, "device")
         if device is None:
-            # torch.tensor(t) of a tensor stays on t's device: only host data counts.
-            data = positional_args(expr)[:1] if "torch.tensor" in qualified else []
+            data = positional_args(expr)[:1] if qualified & T.DATA_FACTORIES else []
             return not explicit and not _default_device_changed(analysis) and all(
-                analysis.kind(d) is Kind.HOST for d in data)
+                _holds_no_tensor(analysis, d, depth) for d in data)
         return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
         return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit, reaching)
@@ -200,6 +202,27 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         if isinstance(definition, cst.FunctionDef):
             return _returns_on_host(analysis, definition, depth, explicit, reaching)
     return False
+
+
+def _holds_no_tensor(analysis: ModuleAnalysis, data: cst.BaseExpression, depth: int) -> bool:
+    """Whether the data given to ``torch.tensor`` (or another of ``T.DATA_FACTORIES``)
+    holds no tensor: the result is then a CPU tensor, made without reading a device.
+
+    A tensor keeps its device through ``torch.tensor(t)``; a list of tensors
+    (``torch.as_tensor([x[0], y[-1]])``) makes a CPU tensor by reading every element.
+    Anything else, an attribute nothing is known of included (``result.tokens``), is
+    taken for host data: ``torch.tensor`` of a tensor is rare, and PyTorch warns against it."""
+    if depth > 8 or analysis.kind(data) is Kind.TENSOR:
+        return False
+    if isinstance(data, cst.Name):
+        value = single_binding_value(analysis, data)
+        return value is None or _holds_no_tensor(analysis, value, depth + 1)
+    if isinstance(data, (cst.List, cst.Tuple, cst.Set)):
+        return all(_holds_no_tensor(analysis, element.value, depth + 1)
+                   for element in data.elements)
+    if isinstance(data, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return _holds_no_tensor(analysis, data.elt, depth + 1)
+    return True
 
 
 def _returns_on_host(analysis: ModuleAnalysis, func: cst.FunctionDef, depth: int,

@@ -280,16 +280,21 @@ def _literal_family(value: cst.BaseExpression) -> str | None:
 
 def single_binding_value(analysis: ModuleAnalysis,
                          name: cst.Name) -> cst.BaseExpression | None:
-    """The value of ``name = value`` when that is the only binding of the name in its scope."""
+    """The value of ``name = value`` (or ``name: T = value``) when that is the only binding
+    of the name in its scope."""
     access = analysis.md.access(name)
     if access is None or access.scope is None:
         return None
     assignments = list(access.scope.assignments[name.value])
     if len(assignments) != 1 or list(access.referents) != assignments:
         return None
-    assign = assignment_of(analysis.md, assignments[0].node)
+    target = assignments[0].node
+    assign = assignment_of(analysis.md, target)
     if assign is not None and len(assign.targets) == 1:
         return assign.value
+    annotated = analysis.md.parent(target) if isinstance(target, cst.Name) else None
+    if isinstance(annotated, cst.AnnAssign) and annotated.target is target:
+        return annotated.value
     return None
 
 
