@@ -41,13 +41,20 @@ def _codes(body: str) -> list[str]:
     'tokens = torch.tensor(text.tokens)\nif tokens[-1].item() > 0:\n    print("end")',
     'flags = torch.Tensor(text.flags)\nif flags.mean().item() > 0.5:\n    print("most")',
     'ids = torch.LongTensor([1, 2])\nassert (ids > 0).all()',
-    'ids = torch.as_tensor(text.ids)\nassert (ids > 0).all()',
+    'ids = torch.as_tensor([1, 2])\nassert (ids > 0).all()',
     'ids = torch.from_numpy(text.array)\nassert (ids > 0).all()',
     # an annotated binding is followed as a plain one; a length reads no device
     'tokens = torch.tensor(text.tokens)\nflags: torch.Tensor = tokens.ge(5)\n'
     'if flags[-1]:\n    print("stamp")',
     'tokens = torch.tensor(text.tokens)\nif len(tokens) > 0 and tokens[-1].item() != 5:\n'
     '    print("stamp")',
+    # the elements of zip's and enumerate's iterables, and a cast, stay on the host
+    'host = loss.detach().cpu()\nfor a, b in zip(host, host):\n    if a > b:\n'
+    '        print("row")',
+    'host = loss.detach().cpu()\nfor i, a in enumerate(host):\n    if a > 0:\n'
+    '        print("row")',
+    'host = loss.detach().cpu().to(torch.long)\nif host > 0:\n    print("long")',
+    'host = loss.detach().cpu().to(dtype=loss.dtype)\nif host > 0:\n    print("cast")',
 ])
 def test_cpu_tensors_get_no_finding(body: str) -> None:
     # NSY903 reports the copy `.cpu()` itself (it waits); nothing reports the reads after it.
@@ -64,12 +71,24 @@ def test_cpu_tensors_get_no_finding(body: str) -> None:
     # torch.tensor of a tensor keeps its device; of a list of tensors it reads each one
     ('copy = torch.tensor(loss)\nif copy.sum() > 0:\n    print("seen")', "NSY103"),
     ('pair = torch.tensor([loss, loss])\nif pair.sum() > 0:\n    print("seen")', "NSY103"),
-    ('pair = [loss, loss * 2]\nfirst = torch.as_tensor(pair)\nif first.sum() > 0:\n'
+    ('pair = [loss, loss * 2]\nfirst = torch.tensor(pair)\nif first.sum() > 0:\n'
      '    print("seen")', "NSY103"),
     ('flags: torch.Tensor = loss.ge(5)\nif flags.any():\n    print("seen")', "NSY103"),
+    # torch.as_tensor shares a tensor it is given: unknown data may be one
+    ('ids = torch.as_tensor(text.ids)\nassert (ids > 0).all()', "NSY401"),
+    ('both = loss * 2\nfor a, b in zip(both, both):\n    if a > b:\n        print("row")',
+     "NSY103"),
+    ('both = loss * 2\nfor i, a in enumerate(both):\n    if a > 0:\n        print("row")',
+     "NSY103"),
 ])
 def test_device_tensors_still_get_one(body: str, code: str) -> None:
     assert _codes(body) == [code]
+
+
+@pytest.mark.parametrize("cast", ["to(loss)", "to(torch.long, device=x.device)"])
+def test_a_cast_that_may_move_the_tensor_leaves_it_a_device_value(cast: str) -> None:
+    # `.to(other)` takes other's device; a device argument moves it: no longer the host's
+    assert "NSY103" in _codes(f'host = loss.detach().cpu().{cast}\nif host > 0:\n    print("moved")')
 
 
 def test_long_prompts_still_run_after_the_fixer() -> None:

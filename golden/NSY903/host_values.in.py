@@ -35,7 +35,7 @@ def pad_outputs(outputs: torch.Tensor, results, pad: int):
         padded[i, : len(seq)] = torch.tensor(seq)  # positive: a copy of a model output
         padded[i, :2] = torch.tensor([pad, len(seq)])  # negative: numbers
         padded[i, 2:4] = torch.LongTensor(results[i].tokens)  # negative: a list in practice
-        padded[i, 4:6] = torch.as_tensor(results[i].tokens)  # edge: as_tensor, the same
+        padded[i, 4:6] = torch.as_tensor(results[i].tokens)  # edge: as_tensor shares a tensor
     return padded
 
 
@@ -54,7 +54,7 @@ def boxes_of(masks: torch.Tensor):
     x_any = torch.any(masks, dim=1)
     for idx in range(masks.shape[0]):
         x = torch.where(x_any[idx, :])[0]
-        boxes[idx, :2] = torch.as_tensor([x[0], x[-1] + 1])  # positive: device scalars
+        boxes[idx, :2] = torch.tensor([x[0], x[-1] + 1])  # positive: device scalars
         corners = [x[0], x[-1]]
         boxes[idx, 2:] = torch.tensor(corners)  # positive: the same, through a name
         boxes[idx, 2:] = torch.tensor([float(idx), 2.0])  # negative: numbers

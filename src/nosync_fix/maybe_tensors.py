@@ -447,8 +447,9 @@ class MaybeTensors:
         _made_on_host``, step for step, each step taken wherever it might apply): a CPU
         factory without ``device=`` or with a device written out, a tokenizer's output,
         ``.cpu()``, ``.numpy()``, ``.to(...)``, what a helper of the file returns, and what
-        is cut from such a value, iterated, ``reversed`` or computed by a method that keeps
-        the device (``.float()``, ``.view(...)``, ``.abs()``)."""
+        is cut from such a value, iterated (also through ``zip`` and ``enumerate``),
+        ``reversed`` or computed by a method that keeps the device (``.float()``,
+        ``.view(...)``, ``.abs()``)."""
         if depth > 10:
             return True
         if isinstance(expr, ast.Name):
@@ -472,6 +473,8 @@ class MaybeTensors:
         if isinstance(func, ast.Name):
             if func.id == "reversed":
                 return bool(expr.args) and self._may_be_made_on_host(expr.args[0], depth + 1)
+            if func.id in ("zip", "enumerate"):  # for a, b in zip(xs, ys): each of them
+                return any(self._may_be_made_on_host(a, depth + 1) for a in expr.args)
             return any(self._may_be_made_on_host(value, depth + 1)
                        for value in self._returns.get(func.id, ()))
         if isinstance(func, ast.Attribute):

@@ -288,6 +288,12 @@ BOOL_METHODS = frozenset({
     "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "isclose",
     "isneginf", "isposinf", "signbit",
 })
+#: torch's dtypes, as they are spelled (``t.to(torch.long)`` keeps ``t``'s device).
+TORCH_DTYPES = frozenset(f"torch.{name}" for name in (
+    "float", "float32", "double", "float64", "half", "float16", "bfloat16", "long", "int64",
+    "int", "int32", "short", "int16", "int8", "uint8", "bool", "complex64", "complex128",
+    "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
+))
 #: torch factories that copy their data (``torch.Tensor(metrics)``, the legacy typed
 #: constructors): a CPU tensor made from anything but a tensor, whose device they keep.
 DATA_FACTORIES = frozenset({

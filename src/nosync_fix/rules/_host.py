@@ -150,7 +150,8 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
                   explicit: bool = False, reaching: bool = False) -> bool:
     """Whether ``expr`` is certainly a CPU tensor made here: a torch factory without a
     device (or with ``device="cpu"``), a copy to the host (``.cpu()``, ``.to("cpu")``,
-    ``.numpy()``), and what is cut from it, iterated (also ``reversed``) or converted.
+    ``.numpy()``), and what is cut from it, iterated (also ``reversed``, and through ``zip``
+    and ``enumerate``), cast (``.to(torch.long)``) or converted.
 
     ``reaching``: a name bound more than once counts by the binding that reaches this use
     (see :func:`reaching_value`); only :func:`host_only` asks for it."""
@@ -184,8 +185,9 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         device = keyword_arg(expr, "device")
         if device is None:
             data = positional_args(expr)[:1] if qualified & T.DATA_FACTORIES else []
+            known = "torch.as_tensor" in qualified
             return not explicit and not _default_device_changed(analysis) and all(
-                _holds_no_tensor(analysis, d, depth) for d in data)
+                _holds_no_tensor(analysis, d, depth, known) for d in data)
         return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
         return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit, reaching)
@@ -195,7 +197,8 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     ):
         return True
     if isinstance(expr.func, cst.Attribute) and (
-            call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in T.KEEPS_DEVICE_METHODS):
+            call_name(expr) in T.SAME_DEVICE_METHODS or call_name(expr) in T.KEEPS_DEVICE_METHODS
+            or call_name(expr) == "to" and _casts_only(analysis, expr)):
         return _made_on_host(analysis, expr.func.value, depth + 1, explicit, reaching)
     if isinstance(expr.func, cst.Name):
         definition = analysis.tensors._local_definition(expr.func)
@@ -204,24 +207,28 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
     return False
 
 
-def _holds_no_tensor(analysis: ModuleAnalysis, data: cst.BaseExpression, depth: int) -> bool:
+def _holds_no_tensor(analysis: ModuleAnalysis, data: cst.BaseExpression, depth: int,
+                     known: bool) -> bool:
     """Whether the data given to ``torch.tensor`` (or another of ``T.DATA_FACTORIES``)
     holds no tensor: the result is then a CPU tensor, made without reading a device.
 
     A tensor keeps its device through ``torch.tensor(t)``; a list of tensors
-    (``torch.as_tensor([x[0], y[-1]])``) makes a CPU tensor by reading every element.
+    (``torch.tensor([x[0], y[-1]])``) makes a CPU tensor by reading every element.
     Anything else, an attribute nothing is known of included (``result.tokens``), is
-    taken for host data: ``torch.tensor`` of a tensor is rare, and PyTorch warns against it."""
-    if depth > 8 or analysis.kind(data) is Kind.TENSOR:
+    taken for host data: ``torch.tensor`` of a tensor is rare, and PyTorch warns against
+    it. With ``known`` (``torch.as_tensor``, the way to take "a tensor or a list" without
+    a copy, so often given a tensor) the data must be known to be host data."""
+    kind = analysis.kind(data)
+    if depth > 8 or kind is Kind.TENSOR or known and kind is not Kind.HOST:
         return False
     if isinstance(data, cst.Name):
         value = single_binding_value(analysis, data)
-        return value is None or _holds_no_tensor(analysis, value, depth + 1)
+        return value is None or _holds_no_tensor(analysis, value, depth + 1, known)
     if isinstance(data, (cst.List, cst.Tuple, cst.Set)):
-        return all(_holds_no_tensor(analysis, element.value, depth + 1)
+        return all(_holds_no_tensor(analysis, element.value, depth + 1, known)
                    for element in data.elements)
     if isinstance(data, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-        return _holds_no_tensor(analysis, data.elt, depth + 1)
+        return _holds_no_tensor(analysis, data.elt, depth + 1, known)
     return True
 
 
@@ -468,11 +475,32 @@ def _only_binding(analysis: ModuleAnalysis, name: cst.Name) -> cst.CSTNode | Non
 
 
 def _iterated(analysis: ModuleAnalysis, name: cst.Name) -> cst.BaseExpression | None:
-    """The iterable of the only ``for`` (or comprehension) that binds ``name``."""
+    """The iterable of the only ``for`` (or comprehension) that binds ``name``: its
+    target, or one of the targets of ``for a, b in zip(xs, ys)`` (``ys`` for ``b``) or of
+    ``for i, x in enumerate(xs)`` (``xs`` for ``x``)."""
     node = _only_binding(analysis, name)
     holder = analysis.md.parent(node) if node is not None else None
     if isinstance(holder, (cst.For, cst.CompFor)) and holder.target is node:
         return holder.iter
+    element = holder if isinstance(holder, cst.Element) else None
+    targets = analysis.md.parent(element) if element is not None else None
+    loop = analysis.md.parent(targets) if isinstance(targets, (cst.Tuple, cst.List)) else None
+    if not (isinstance(loop, (cst.For, cst.CompFor)) and loop.target is targets
+            and isinstance(loop.iter, cst.Call)):
+        return None
+    assert isinstance(targets, (cst.Tuple, cst.List))
+    position = next(i for i, e in enumerate(targets.elements) if e is element)
+    if any(isinstance(e, cst.StarredElement) for e in targets.elements) or any(
+            a.star or a.keyword is not None and a.keyword.value != "strict"
+            for a in loop.iter.args):
+        return None
+    qualified = analysis.md.qualified_names(loop.iter.func)
+    iterables = positional_args(loop.iter)
+    if "builtins.zip" in qualified and len(iterables) == len(targets.elements):
+        return iterables[position]
+    if "builtins.enumerate" in qualified and len(iterables) == 1 and len(
+            targets.elements) == 2 and position == 1:
+        return iterables[0]
     return None
 
 
@@ -480,6 +508,24 @@ def _moves_to_cpu(analysis: ModuleAnalysis, call: cst.Call) -> bool:
     device = keyword_arg(call, "device")
     candidates = ([device] if device is not None else []) + positional_args(call)[:1]
     return any(_is_cpu(analysis, c) for c in candidates)
+
+
+def _casts_only(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """Whether ``t.to(...)`` only changes the dtype (``t.to(torch.long)``,
+    ``t.to(dtype=other.dtype)``): ``t``'s device is kept. A device, or a tensor whose
+    device and dtype are taken (``t.to(other)``), may move it."""
+    dtypes = [a.value for a in call.args
+              if a.keyword is None or a.keyword.value == "dtype"]
+    others = {a.keyword.value for a in call.args if a.keyword is not None} - {
+        "dtype", "non_blocking", "copy", "memory_format"}
+    return len(dtypes) == 1 and not others and not any(
+        a.star for a in call.args) and _is_dtype(analysis, dtypes[0])
+
+
+def _is_dtype(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+        return True  # other.dtype
+    return bool(analysis.md.qualified_names(expr) & T.TORCH_DTYPES)
 
 
 def _is_cpu(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
