@@ -88,7 +88,8 @@ def test_device_tensors_still_get_one(body: str, code: str) -> None:
 @pytest.mark.parametrize("cast", ["to(loss)", "to(torch.long, device=x.device)"])
 def test_a_cast_that_may_move_the_tensor_leaves_it_a_device_value(cast: str) -> None:
     # `.to(other)` takes other's device; a device argument moves it: no longer the host's
-    assert "NSY103" in _codes(f'host = loss.detach().cpu().{cast}\nif host > 0:\n    print("moved")')
+    body = f'host = loss.detach().cpu().{cast}\nif host > 0:\n    print("moved")'
+    assert "NSY103" in _codes(body)
 
 
 def test_long_prompts_still_run_after_the_fixer() -> None:
