@@ -113,6 +113,13 @@ class UnhandledHostRead(Rule):
     suppressed with `noqa`, so that each read is reported once. No read on a
     hot path goes unreported.
 
+    Tensors the analysis knows to live on the CPU are not reported: made by a
+    factory without `device=` (`torch.zeros(n)`, `torch.tensor(values)` of data
+    that holds no tensor, `torch.Tensor(values)`, `torch.from_numpy(a)`,
+    `torch.as_tensor` of host data), copied with `.cpu()` or `.to("cpu")`, a
+    tokenizer's output, and what is cut from, iterated (also through `zip` and
+    `enumerate`) or cast (`.to(torch.long)`) from those.
+
     ## Why is this slow?
     Reading a device value makes the host wait for everything queued before
     it, and under `torch.compile` it splits the graph. A linter that stays
