@@ -71,12 +71,12 @@ def _host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
             return check(node.left) and all(check(c.comparator) for c in node.comparisons)
         if isinstance(node, cst.BinaryOperation):
             return check(node.left) and check(node.right)
-        if isinstance(node, cst.Call) and analysis.md.qualified_names(node.func) & {
-                "builtins.len"}:
-            return True  # len(stamps) > 0: a shape, known on the host without a read
-        if isinstance(node, cst.Call) and analysis.md.qualified_names(node.func) & (
-                _TORCH_PREDICATES):
-            return all(check(a.value) for a in node.args if a.keyword is None)
+        if isinstance(node, cst.Call):
+            qualified = analysis.md.qualified_names(node.func)
+            if "builtins.len" in qualified:
+                return True  # len(stamps) > 0: a shape, known on the host without a read
+            if qualified & _TORCH_PREDICATES:
+                return all(check(a.value) for a in node.args if a.keyword is None)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
                 call_name(node) in T.KEEPS_DEVICE_METHODS
                 or call_name(node) in T.SAME_DEVICE_METHODS):
