@@ -306,6 +306,61 @@ NARROWING_PROLOGUE = """
         if not isinstance(data, float):
             use(data)
     """, [Kind.TENSOR, Kind.TENSOR]),
+    # Where a test of `torch.Tensor` has failed (its `else`, an `elif`, the body of a
+    # negated test, the other side of a conditional expression), the name is no tensor:
+    # the evidence of the tensor branch does not make it one.
+    ("""
+        if isinstance(data, torch.Tensor):
+            pass
+        elif other:
+            use(data)
+        else:
+            use(data)
+        if not isinstance(data, (torch.Tensor, float)) and other:
+            use(data)
+        seen = use(data) if not isinstance(data, torch.Tensor) else data
+        seen = data.item() if isinstance(data, torch.Tensor) or other else use(data)
+        use(data)
+    """, [Kind.UNKNOWN, Kind.UNKNOWN, Kind.UNKNOWN, Kind.UNKNOWN, Kind.UNKNOWN,
+          Kind.TENSOR]),
+    # A failed test that is not of `torch.Tensor` alone (a subclass, an `and`, an `or`
+    # beside the negation): the evidence counts.
+    ("""
+        if isinstance(data, torch.nn.Parameter):
+            pass
+        else:
+            use(data)
+        if isinstance(data, torch.Tensor) and other:
+            pass
+        else:
+            use(data)
+        if not isinstance(data, torch.Tensor) or other:
+            use(data)
+    """, [Kind.TENSOR, Kind.TENSOR, Kind.TENSOR]),
+    # Bound again in the other branch, or by the statement that holds the use (its value
+    # runs first): still narrowed; bound earlier in the same branch, or in a loop of it
+    # around the use: not.
+    ("""
+        if isinstance(data, torch.Tensor):
+            data = data.detach()
+        else:
+            data = torch.tensor(use(data))
+        if not isinstance(data, torch.Tensor):
+            data = other
+            use(data)
+        else:
+            for _ in range(2):
+                pass
+        if not isinstance(data, torch.Tensor):
+            while other:
+                use(data)
+                data = other
+    """, [Kind.UNKNOWN, Kind.TENSOR, Kind.TENSOR]),
+    # After `assert not isinstance(x, torch.Tensor)`: no tensor.
+    ("""
+        assert not isinstance(data, torch.Tensor)
+        use(data)
+    """, [Kind.UNKNOWN]),
 ])
 def test_isinstance_narrows_a_name(body: str, expected: list[Kind]) -> None:
     source = textwrap.dedent(NARROWING_PROLOGUE) + textwrap.indent(

@@ -103,6 +103,12 @@ _NARROWING_TYPES = {
          "typing.List", "typing.Tuple"), "container"),
 }
 
+#: Nodes whose code may run again: a binding in one reaches the uses before it.
+_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+#: What :meth:`TensorFacts._narrowed` answers where a failed test of ``torch.Tensor``
+#: proves a name no tensor (nor anything else).
+_NO_TENSOR = object()
+
 
 class _InProgress:
     """Marker for a value being computed (a cycle such as ``x = x + 1``)."""
@@ -315,10 +321,12 @@ class TensorFacts:
         if name.value in ("True", "False", "None"):
             return Value.HOST
         access = self.md.access(name)
+        no_tensor = False  # a failed test of `torch.Tensor` proves it no tensor here
         if access is not None and name.value in self._isinstance_subjects:
             narrowed = self._narrowed(name, access)
-            if narrowed is not None:
+            if isinstance(narrowed, Value):
                 return narrowed
+            no_tensor = narrowed is _NO_TENSOR
         if access is not None:
             referents = list(access.referents)
             if not referents:
@@ -334,7 +342,7 @@ class TensorFacts:
         for referent in referents:
             values.append(self._assignment_value(referent))
         result = join(values)
-        if result is Value.UNKNOWN and not any(
+        if result is Value.UNKNOWN and not no_tensor and not any(
             v in (Value.HOST, Value.ARRAY, Value.MODULE, Value.CONTAINER) for v in values
         ):
             if self._has_tensor_evidence(name.value, referents):
@@ -349,14 +357,19 @@ class TensorFacts:
             if isinstance(call.func, cst.Name) and call.func.value == "isinstance"
             and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name))
 
-    def _narrowed(self, use: cst.Name, access: Access) -> Value | None:
+    def _narrowed(self, use: cst.Name, access: Access) -> Value | object | None:
         """What ``use`` holds where an ``isinstance`` test of it has proved it no tensor:
         in the body of ``if isinstance(x, float):`` (or a test that is such a call
         ``and`` others), or after ``assert isinstance(x, str)`` in the same block;
-        HOST for numbers and strings, CONTAINER for lists, tuples and mappings. None
-        elsewhere, and wherever the name may be bound again between the test and the use
-        (anywhere in the ``if``, between the ``assert`` and the use, or in another
-        function: a ``nonlocal`` or ``global`` store).
+        HOST for numbers and strings, CONTAINER for lists, tuples and mappings.
+        :data:`_NO_TENSOR` where a test of ``torch.Tensor`` has failed (the ``else`` of
+        ``if isinstance(x, torch.Tensor):``, the body of ``if not isinstance(...)``):
+        something other than a tensor, perhaps holding tensors (a model's tuple of
+        outputs). None elsewhere, and wherever the name may be bound again between the
+        test and the use (anywhere in the ``if``, between the ``assert`` and the use, or
+        in another function: a ``nonlocal`` or ``global`` store). Conditional
+        expressions (``x.item() if isinstance(x, torch.Tensor) else float(x)``) narrow
+        their two sides as an ``if`` does.
 
         Without it, evidence found in one branch (``data.cpu()`` under
         ``isinstance(data, torch.Tensor)``) made the name a tensor in the others too.
@@ -378,14 +391,33 @@ class TensorFacts:
             return any(b.node is node or self.md.is_ancestor(node, b.node)  # type: ignore
                        for b in bindings)
 
+        def rebound_before_use(branch: cst.CSTNode) -> bool:
+            """Whether the name may be bound again in ``branch`` before ``use``: earlier
+            in it, or anywhere in a loop of it that holds the use (a binding of the
+            other branch never runs before the use; one in the statement that holds the
+            use, ``x = float(x)``, runs after it)."""
+            loops = [node for node in self.md.ancestors(use) if node is not branch and (
+                self.md.is_ancestor(branch, node) and isinstance(node, _LOOPS))]
+            for binding in bindings:
+                node = binding.node  # type: ignore[attr-defined]
+                if not (node is branch or self.md.is_ancestor(branch, node)):
+                    continue
+                if any(self.md.is_ancestor(loop, node) for loop in loops):
+                    return True
+                if self._evaluated_before(node, use):
+                    return True
+            return False
+
         child: cst.CSTNode = use
         for parent in self.md.ancestors(use):
             if parent is function:
                 return None
-            if isinstance(parent, cst.If) and child is parent.body:
-                narrowed = self._isinstance_test(parent.test, use.value)
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                narrowed = self._isinstance_test(parent.test, use.value,
+                                                 holds=child is parent.body)
                 if narrowed is not None:
-                    return None if rebound_in(parent) else narrowed
+                    return None if rebound_in(parent.test) or rebound_before_use(
+                        child) else narrowed
             elif isinstance(parent, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
                 index = parent.body.index(child)
                 for earlier in reversed(parent.body[:index]):
@@ -398,6 +430,17 @@ class TensorFacts:
             child = parent
         return None
 
+    def _evaluated_before(self, binding: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Whether a binding (a target) runs before ``use``, neither in a loop: it comes
+        first in the text, but for the targets of the assignment whose value holds the
+        use."""
+        statement = self.md.small_statement_of(binding)
+        if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and (
+                statement.value is not None and (
+                    statement.value is use or self.md.is_ancestor(statement.value, use))):
+            return False
+        return self.md.source_order(binding) < self.md.source_order(use)
+
     def _asserted(self, statement: cst.BaseStatement, name: str) -> Value | None:
         """What ``statement``, an ``assert isinstance(name, T)`` line, proves ``name`` is."""
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -409,11 +452,16 @@ class TensorFacts:
                     return narrowed
         return None
 
-    def _isinstance_test(self, test: cst.BaseExpression, name: str) -> Value | None:
-        """What a true ``test`` proves ``name`` is, when it proves it no tensor."""
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return (self._isinstance_test(test.left, name)
-                    or self._isinstance_test(test.right, name))
+    def _isinstance_test(self, test: cst.BaseExpression, name: str,
+                         holds: bool = True) -> Value | object | None:
+        """What ``test``, true (``holds``) or false, proves ``name`` is, when it proves it
+        no tensor (see :meth:`_narrowed`)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(
+                test.operator, cst.And if holds else cst.Or):  # each operand is `holds`
+            return (self._isinstance_test(test.left, name, holds)
+                    or self._isinstance_test(test.right, name, holds))
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._isinstance_test(test.expression, name, not holds)
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
                 and test.func.value == "isinstance" and len(test.args) == 2
                 and all(a.keyword is None and not a.star for a in test.args)
@@ -428,6 +476,9 @@ class TensorFacts:
             elements = [e.value for e in types.elements]
         else:
             elements = [types]
+        if not holds:  # none of the types: no tensor if torch.Tensor is one of them
+            return _NO_TENSOR if any("torch.Tensor" in self.md.qualified_names(element)
+                                     for element in elements) else None
         found: set[str | None] = set()
         for element in elements:
             kinds = {_NARROWING_TYPES.get(q) for q in self.md.qualified_names(element)}
