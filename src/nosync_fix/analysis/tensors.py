@@ -724,6 +724,12 @@ class TensorFacts:
                         return Value.HOST if path[0] == 0 else Value.MODULE
                 if receiver is Value.TENSOR and method in ("tolist",):
                     return Value.HOST
+                if receiver is Value.TENSOR and method in ("items", "keys"):
+                    # No tensor has these: a model's output taken for one is a mapping
+                    # (a dict, a ModelOutput) of tensors, whose keys are its names.
+                    if method == "keys" or path[:1] == [0]:
+                        return Value.UNKNOWN
+                    return Value.CONTAINER if not path else Value.TENSOR
                 if receiver in (Value.HOST, Value.ARRAY) and method in ("items", "keys", "values"):
                     return Value.HOST if receiver is Value.HOST else Value.ARRAY
         outer = self.value(iterable)

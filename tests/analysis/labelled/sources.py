@@ -141,3 +141,12 @@ def argument_evidence(model, data, target):
 
 def chunks(x):
     return [x]
+
+
+def mapping_outputs(teacher: nn.Module, batch):
+    out = teacher(batch)
+    # A model's output that is iterated as a mapping holds tensors under names.
+    for key, value in out.items():  # kind: key => unknown ;; value => tensor
+        pass
+    names = [f"dist_{name}" for name in out.keys()]  # kind: name => unknown
+    return names
