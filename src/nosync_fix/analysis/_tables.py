@@ -302,10 +302,13 @@ DATA_FACTORIES = frozenset({
     "torch.IntTensor", "torch.ShortTensor", "torch.CharTensor", "torch.ByteTensor",
     "torch.BoolTensor",
 })
-#: torch factories that make a CPU tensor without ``device=`` (or with ``device="cpu"``).
+#: torch factories that make a CPU tensor without ``device=`` (or with ``device="cpu"``);
+#: the random ones draw from the CPU generator (a ``generator=`` of another device is an
+#: error without ``device=``).
 CPU_FACTORIES = frozenset({
     "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange",
-    "torch.linspace", "torch.logspace", "torch.eye", "torch.from_numpy",
+    "torch.linspace", "torch.logspace", "torch.eye", "torch.from_numpy", "torch.rand",
+    "torch.randn", "torch.randint", "torch.randperm",
 }) | DATA_FACTORIES
 #: Methods whose result stays where the receiver is (besides SAME_DEVICE_METHODS).
 KEEPS_DEVICE_METHODS = frozenset({

@@ -221,6 +221,16 @@ class HotPaths:
             previous = ancestor
         return in_loop
 
+    def in_traced_function(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is in the body of a function that ``torch.compile`` traces
+        where it runs: ``forward`` of a module class (or a wrapper of one), or a function
+        decorated with or passed to ``torch.compile`` (not the functions they call)."""
+        for ancestor in self.md.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return self.hot_function_reason(ancestor) in ("in forward",
+                                                              "in a compiled function")
+        return False
+
     def is_cold_function(self, func: cst.FunctionDef) -> bool:
         name = func.name.value
         if T.is_cold_function_name(name):

@@ -44,6 +44,14 @@ from ._hoist import count_under_condition
 WHERE, COND, CONTROL = "NSY101", "NSY102", "NSY103"
 
 _COST = "a sync, and a graph break under torch.compile"
+_HOST_COST = "no wait for the device, but a graph break under torch.compile"
+
+
+def _tested(conditions: list[Condition | None]) -> tuple[str, str]:
+    """What the tests of a branch read, and what that costs."""
+    if all(c.on_host for c in conditions if c is not None):
+        return "a CPU tensor", _HOST_COST
+    return "a device value", _COST
 _COND_WARNING = ("it removes the graph break, but Inductor still reads the predicate on the host "
                  "(one sync per call), both branches must return the same structure, "
                  "shapes and dtypes, and the result is differentiable through both: a constant "
@@ -195,7 +203,8 @@ def _judge_if(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
                               f"device value (if it is a tensor: {_COST}); no automatic fix: "
                               f"{why}")
     facts = _BodyFacts.of(analysis, chain.bodies())
-    what = f"`{header(chain.start)}` branches on a device value ({_COST})"
+    value, cost = _tested([link.condition for link in chain.links])
+    what = f"`{header(chain.start)}` branches on {value} ({cost})"
     guarded = _guarded_plan(analysis, chain)
     if guarded is not None:
         return Verdict(WHERE, f"{what}; {guarded.summary}", guarded.rewrite)
@@ -226,7 +235,8 @@ def judge_if_expression(analysis: ModuleAnalysis, node: cst.IfExp) -> Verdict | 
         return None
     if _extreme_expression(analysis, node):
         return None
-    what = f"`{short(node, 60)}` branches on a device value ({_COST})"
+    value, cost = _tested([condition])
+    what = f"`{short(node, 60)}` branches on {value} ({cost})"
     problem = condition.why_not if condition.tensor is None else None
     values = [node.body, node.orelse]
     for value in values:
@@ -293,7 +303,8 @@ def validation_guard(analysis: ModuleAnalysis, node: cst.If) -> Verdict | None:
         return None
     call = strip_parens(exc)
     kind = code_of(call.func if isinstance(call, cst.Call) else call)
-    what = f"`{header(chain.start)}` checks a device value before raising ({_COST})"
+    value, cost = _tested([link.condition for link in chain.links])
+    what = f"`{header(chain.start)}` checks {value} before raising ({cost})"
     if chain.condition.tensor is None:
         return Verdict("NSY401", f"{what} (no automatic fix: {chain.condition.why_not})")
     return Verdict("NSY401", f"{what} (no automatic fix: `raise {kind}` stops the code at "

@@ -105,6 +105,9 @@ class Condition:
     #: which can stay an ``if``, and the device conjuncts as a condition of their own.
     host_guard: cst.BaseExpression | None = None
     device_part: Condition | None = None
+    #: Every tensor the test reads lives on the CPU (the test is in code torch.compile
+    #: traces, where that still breaks the graph): nothing to wait for, and no fix.
+    on_host: bool = False
 
     @property
     def all_reasons(self) -> tuple[str, ...]:
@@ -135,7 +138,10 @@ def device_condition(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Cond
     """The :class:`Condition` for ``test`` if evaluating it as a ``bool`` reads the device.
 
     None as well when every tensor it reads certainly lives on the CPU (tokenizer output,
-    ``device="cpu"``, ``.cpu()`` results): no device to wait for.
+    ``device="cpu"``, ``.cpu()`` results, ``torch.rand([])``): no device to wait for. But
+    in ``forward`` or a compiled function such a test still breaks the graph: there it
+    is a condition :attr:`~Condition.on_host`, without a tensor form (``torch.where``
+    would meet a CPU condition with device values).
 
     Remembered per test: NSY101's chain and its judgement, NSY104 and the loop rules ask
     for the same tests."""
@@ -153,8 +159,13 @@ def _device_condition(analysis: ModuleAnalysis,
     part = translator.test(test)
     # Most tests read no device value; the translator says so for a fraction of what
     # host_only's search for CPU tensors costs (its reaching definitions), so it goes first.
-    if not part.device or host_only(analysis, test):
+    if not part.device:
         return None
+    if host_only(analysis, test):
+        if not analysis.hot.in_traced_function(test):
+            return None
+        return Condition(test=test, tensor=None, why_not="it tests a CPU tensor",
+                         on_host=True)
     host_guard, device_part = (None, None) if part.tensor is not None else _split(
         analysis, translator, test)
     return Condition(test=test, tensor=part.tensor, why_not=part.why_not, scalar=part.scalar,

@@ -8,6 +8,7 @@ from ..analysis import HostRead, Kind, ModuleAnalysis
 from ..analysis.base import call_name, positional_args
 from ..prefilter import Signal
 from ._helpers import short
+from ._host import certainly_on_host
 from ._scalars import sole_binding_uses
 from .base import Rule
 
@@ -155,7 +156,10 @@ class ReadFeedsShape(Rule):
     index: `torch.zeros(int(n))`, `for i in range(k.item())`, `x[: lengths.max().item()]`,
     `x.view(b, int(t))`, also through a variable (`n = int(t)`, then
     `torch.zeros(n)`). No fix: the host really needs these numbers, so the
-    advice is to restructure.
+    advice is to restructure. A tensor the analysis knows lives on the CPU
+    (`torch.randint(n, (1,))`, see NSY906) is read without a wait: it is
+    reported only in `forward` or a compiled function, where the read still
+    breaks the graph.
 
     ## Why is this slow?
     The host waits for the device to produce the number, and a compiled graph
@@ -167,8 +171,9 @@ class ReadFeedsShape(Rule):
     ```python
     import torch
 
-    lengths = torch.tensor([3, 1, 2])
-    tokens = torch.arange(12).reshape(3, 4)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    lengths = torch.tensor([3, 1, 2], device=device)
+    tokens = torch.arange(12, device=device).reshape(3, 4)
     for step in range(2):
         longest = int(lengths.max())
         batch = tokens[:, :longest] * step
@@ -179,9 +184,10 @@ class ReadFeedsShape(Rule):
     ```python
     import torch
 
-    lengths = torch.tensor([3, 1, 2])
-    tokens = torch.arange(12).reshape(3, 4)
-    positions = torch.arange(tokens.shape[1])
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    lengths = torch.tensor([3, 1, 2], device=device)
+    tokens = torch.arange(12, device=device).reshape(3, 4)
+    positions = torch.arange(tokens.shape[1], device=device)
     for step in range(2):
         padded = tokens * (positions < lengths.max()) * step
     print(padded.sum(dim=1))
@@ -218,15 +224,22 @@ class ReadFeedsShape(Rule):
         use = read_use(self.analysis, read)
         if use is None:
             return
+        waits = "waits for the device"
+        if certainly_on_host(self.analysis, read.tensor):
+            # A CPU tensor (`torch.randint(n, (1,), generator=g)`): no wait; but where
+            # torch.compile traces, the read still breaks the graph.
+            if not self.analysis.hot.in_traced_function(node):
+                return
+            waits = "breaks the graph (a CPU tensor: no wait for the device)"
         what = short(node)
         if use == "lookup":
-            self.report(node, f"`{what}` waits for the device because {_ADVICE[use]}")
+            self.report(node, f"`{what}` {waits} because {_ADVICE[use]}")
             return
         if use == "index":
-            self.report(node, f"`{what}` waits for the device only to pick an element: index "
+            self.report(node, f"`{what}` {waits} only to pick an element: index "
                               "with the tensor itself (`x[t]`, `x.index_select(0, t)`, "
                               "`torch.gather`), which needs no read")
             return
-        self.report(node, f"`{what}` waits for the device because {_ADVICE[use]}; under "
+        self.report(node, f"`{what}` {waits} because {_ADVICE[use]}; under "
                           "torch.compile, read it with `capture_scalar_outputs=True` and "
                           "bound it with `torch._check`")

@@ -31,6 +31,14 @@ _WHAT = {
     "mask": "assigns through a boolean mask (the selected elements are counted first)",
     "element": "",
 }
+#: What a read does to a tensor made on the CPU, read in code torch.compile traces.
+_WHAT_ON_HOST = {
+    "item": "reads a CPU tensor into a Python number",
+    "tolist": "copies a CPU tensor into a Python list",
+    "float": "converts a CPU tensor to a Python float",
+    "int": "converts a CPU tensor to a Python int",
+    "bool": "converts a CPU tensor to a Python bool",
+}
 #: Tensor methods that reduce to one number: formatting their result reads it.
 _REDUCTIONS = frozenset({"max", "min", "mean", "sum", "norm", "std", "var", "amax", "amin",
                          "prod", "median", "logsumexp"})
@@ -114,11 +122,14 @@ class UnhandledHostRead(Rule):
     hot path goes unreported.
 
     Tensors the analysis knows to live on the CPU are not reported: made by a
-    factory without `device=` (`torch.zeros(n)`, `torch.tensor(values)` of data
-    that holds no tensor, `torch.Tensor(values)`, `torch.from_numpy(a)`,
-    `torch.as_tensor` of host data), copied with `.cpu()` or `.to("cpu")`, a
-    tokenizer's output, and what is cut from, iterated (also through `zip` and
-    `enumerate`) or cast (`.to(torch.long)`) from those.
+    factory without `device=` (`torch.zeros(n)`, `torch.randperm(n)`,
+    `torch.tensor(values)` of data that holds no tensor, `torch.Tensor(values)`,
+    `torch.from_numpy(a)`, `torch.as_tensor` of host data), copied with `.cpu()`
+    or `.to("cpu")`, a tokenizer's output, and what is cut from, iterated (also
+    through `zip` and `enumerate`) or cast (`.to(torch.long)`) from those. Except
+    in the `forward` of a module class or a compiled function: there, reading
+    one into a Python value (`.item()`, `.tolist()`, `int(...)`) waits for
+    nothing but still breaks the graph, and is reported as such.
 
     ## Why is this slow?
     Reading a device value makes the host wait for everything queued before
@@ -186,6 +197,8 @@ class UnhandledHostRead(Rule):
         self._seen: set[int] = set()
         #: Reads of values only plausibly tensors (``.item()`` beside numpy).
         self._uncertain: set[int] = set()
+        #: Reads of tensors made on the CPU, in code torch.compile traces.
+        self._on_host: set[int] = set()
         #: Comparisons with a value that may be loaded onto the device: (name, binding).
         self._loaded: dict[int, tuple[str, str]] = {}
         #: Reads of the elements of an iterated tensor: (the tensor's text, the evidence).
@@ -201,6 +214,9 @@ class UnhandledHostRead(Rule):
         read = self.analysis.host_read(node)
         if read is not None:
             if not certainly_on_host(self.analysis, read.tensor):
+                self._site(node, read.how)
+            elif read.how in _WHAT_ON_HOST and self.analysis.hot.in_traced_function(node):
+                self._on_host.add(id(node))  # no wait, but still a graph break
                 self._site(node, read.how)
             return
         element = self._element_read(node)
@@ -417,6 +433,9 @@ class UnhandledHostRead(Rule):
                         "second read waits for little, but it still copies it again"
                         + (" and breaks the graph" if how in _BREAKS else ""))
             what = _WHAT[how]
+            if id(node) in self._on_host:
+                what = _WHAT_ON_HOST[how]
+                cost = "the host waits for nothing, but torch.compile breaks the graph"
             if id(node) in self._uncertain and isinstance(node, cst.Call) and isinstance(
                     node.func, cst.Attribute):
                 what += (f" (if `{short(node.func.value, 30)}` is a tensor; numpy values "
