@@ -147,6 +147,26 @@ def test_reads_from_foreign_libraries_are_not_rewritable() -> None:
     assert analysis.host_read(call) is None
 
 
+def test_values_cut_from_numpy_arrays_are_not_rewritable() -> None:
+    # lerobot's eval split: `.to_numpy()` of a pyarrow column, compared with a loop
+    # variable, then `.nonzero()`: a numpy array, which has no `.detach()`.
+    analysis, module = analyse("""
+        import torch
+        def f(dataset, tasks):
+            column = dataset.data.column("task_index").to_numpy()
+            for t in tasks:
+                frames = (column == t).nonzero()[0]
+                flags = ~(column != t)
+                yield frames.tolist(), flags.tolist()
+    """)
+    calls = find(module, cst.Call, lambda c: getattr(c.func, "attr", None)
+                 and c.func.attr.value == "tolist")
+    assert len(calls) == 2
+    for call in calls:
+        assert not analysis.tensors.unknown_read_rewritable(call.func.value)
+        assert analysis.host_read(call) is None
+
+
 def test_values_derived_from_torch_calls_are_not_foreign() -> None:
     analysis, module = analyse("""
         import torch

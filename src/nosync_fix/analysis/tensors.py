@@ -1175,10 +1175,10 @@ class TensorFacts:
             return Value.HOST
         if method in ("parse_args", "parse_known_args"):
             return Value.HOST
+        if method in ("numpy", "to_numpy") and not call.args:
+            return Value.ARRAY  # a tensor's, a pandas or pyarrow column's: a numpy array
         receiver_value = self.value(receiver)
         if receiver_value is Value.TENSOR:
-            if method == "numpy":
-                return Value.ARRAY
             if method == "type":
                 return Value.HOST if not call.args else Value.TENSOR
             if method in T.TENSOR_HOST_METHODS:
@@ -1266,6 +1266,8 @@ class TensorFacts:
         if id(expr) in seen:
             return False
         seen.add(id(expr))
+        if self.value(expr) is Value.ARRAY:  # `column.to_numpy()`, `t.numpy()`
+            return True
         if isinstance(expr, cst.Call):
             qnames = self.md.qualified_names(expr.func)
             for q in qnames:
@@ -1297,6 +1299,11 @@ class TensorFacts:
         if isinstance(expr, cst.BinaryOperation):
             return self._from_foreign_call(expr.left, seen) or self._from_foreign_call(
                 expr.right, seen)
+        if isinstance(expr, cst.Comparison):  # (labels == k).nonzero() of a numpy array
+            return self._from_foreign_call(expr.left, seen) or any(
+                self._from_foreign_call(c.comparator, seen) for c in expr.comparisons)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._from_foreign_call(expr.expression, seen)
         return False
 
     def _is_local_qualified(self, q: str) -> bool:
