@@ -123,6 +123,11 @@ class AccumulateOnDevice(Rule):
     a sum that starts as a float, they are cast with `.double()`, as Python
     turns them into float64 there.
 
+    Devices: the sum lives on the device of the first value added. A loop over
+    a model's parameters (`model.parameters()`, an optimizer group's
+    `"params"`) may meet several devices when the model is split across them,
+    and adding a value from another device fails: that fix is unsafe.
+
     Safe when the read is certainly of a tensor, and unsafe when the receiver
     is only likely to be one, or when the accumulator starts as an int and the
     tensor's dtype is unknown. The read is then wrapped in
@@ -650,8 +655,13 @@ class AccumulateOnDevice(Rule):
             message += (f" (unsafe: on CUDA, torch divides by a Python number as `t * (1 / "
                         f"{short(divisor)})`, which may round the last bit otherwise than "
                         "Python's division)")
+        spread = any(self._over_parameters(r.node, loop) for r in reads)
+        if spread:
+            message += (" (unsafe: the loop goes over parameters, which a model split "
+                        "across devices keeps on several, and a sum on one device cannot "
+                        "add a value from another)")
         rewrite = Rewrite(message)
-        if dtype_unknown or narrowed or divisor is not None or not all(
+        if dtype_unknown or narrowed or divisor is not None or spread or not all(
                 r.certain for r in reads):
             rewrite = rewrite.unsafe()
         for read in reads:
@@ -666,6 +676,16 @@ class AccumulateOnDevice(Rule):
         kind = python_number_type(literal_types, increment_types)  # type: ignore[arg-type]
         conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
         return _Plan(add_conversions(rewrite, uses, loop, conversion))
+
+    def _over_parameters(self, read: cst.CSTNode, loop: cst.For | cst.While) -> bool:
+        """Whether a loop from ``read`` out to ``loop`` iterates a model's parameters (or
+        buffers, or an optimizer group's ``"params"``): each may live on its own device."""
+        for node in self.md.ancestors(read):
+            if isinstance(node, cst.For) and _parameters(node.iter):
+                return True
+            if node is loop:
+                return False
+        return False
 
     def _needs_host(self, name: str, increment: cst.BaseExpression,
                     reads: list[HostRead]) -> str:
@@ -1043,6 +1063,35 @@ def _is_unit(expr: cst.BaseExpression) -> bool:
 def _numeric_spec(spec: str) -> bool:
     """A format spec that prints a number the same from a 0-dim tensor (`.3f`, `6.2e`, `%`)."""
     return bool(re.fullmatch(r"[^{}]*[eEfFgG%]", spec))
+
+
+#: Methods of a module that list its parameters or buffers.
+_PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "buffers",
+                                "named_buffers"})
+
+
+def _parameters(iterable: cst.BaseExpression) -> bool:
+    """``model.parameters()``, ``zip(names, self.master_params)``, ``group["params"]``:
+    by a module's methods, or by a name that says parameters."""
+    if isinstance(iterable, cst.Call):
+        func = iterable.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in _PARAMETER_METHODS
+        if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "list",
+                                                         "reversed", "sorted"):
+            return any(_parameters(arg.value) for arg in iterable.args)
+        return False
+    if isinstance(iterable, cst.Attribute):
+        word = iterable.attr.value
+    elif isinstance(iterable, cst.Name):
+        word = iterable.value
+    elif isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1 and isinstance(
+            iterable.slice[0].slice, cst.Index) and isinstance(
+            iterable.slice[0].slice.value, cst.SimpleString):
+        word = str(iterable.slice[0].slice.value.evaluated_value)
+    else:
+        return False
+    return word.lower().endswith(("params", "parameters"))
 
 
 def _holds_read(expr: cst.CSTNode, read_nodes: set[int]) -> bool:

@@ -1,0 +1,30 @@
+# golden: --unsafe-fixes
+import torch
+
+
+def norms(model, optimizer):
+    # A model split across devices keeps its parameters on several: summing their norms
+    # on one device fails, where Python adds the numbers. The fix is unsafe there.
+    total = 0.0
+    for p in model.parameters():
+        total += p.detach().norm().detach().double() ** 2  # unsafe: parameters
+    total = float(total)
+    grads = 0.0
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                grads += (
+                    p.grad.norm().detach().double() ** 2
+                )  # unsafe: a group's parameters
+        grads = float(grads)
+    return total ** 0.5, grads ** 0.5
+
+
+def epoch(model, batches):
+    running = 0.0
+    for x in batches:
+        running += torch.relu(
+            model(x)
+        ).sum().detach().double()  # safe: one model's outputs
+    running = float(running)
+    return running
