@@ -438,3 +438,31 @@ def test_fields_of_host_values_are_formatted_in_the_graph(capsys) -> None:
     # One graph per length (the text is specialized on it, as the original's was), where
     # the original split each into several.
     assert counts == [counts[0], 3] and counts[0] > 3
+
+
+_LOCAL_IMPORT = '''
+import torch
+
+
+class Expert(torch.nn.Module):
+    def forward(self, x):
+        if self.training:
+            import warnings as w
+
+            w.warn("use_cache=True is ignored in training")
+        return x * 2
+'''
+
+
+def test_a_name_bound_inside_forward_is_not_rewritten() -> None:
+    # `call_in_graph(__name__, "w.warn", ...)` would look `w` up in the module's globals,
+    # which have none: lerobot's `import logging` inside a forward failed so when fixed.
+    from nosync_fix import check_code, fix_code
+
+    result = fix_code(_LOCAL_IMPORT, select=["NSY304"], unsafe_fixes=True)
+    assert result.fixed == _LOCAL_IMPORT
+    (finding,) = check_code(_LOCAL_IMPORT, select=["NSY304"])
+    assert finding.fix is None and "`w` is bound inside the function" in finding.message
+    module = _load(result.fixed, "nosync_traced_local_import")
+    with pytest.warns(UserWarning, match="use_cache=True is ignored"):
+        assert torch.equal(module.Expert()(torch.ones(2)), torch.full((2,), 2.0))

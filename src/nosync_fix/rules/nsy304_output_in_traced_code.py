@@ -360,6 +360,17 @@ class OutputInTracedCode(Rule):
         """Why the call cannot be rewritten, or None."""
         if target.endswith(".exception"):
             return "it records the exception being handled, which the graph cannot see"
+        head = call.func
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name):
+            access = self.md.access(head)
+            if access is not None and any(
+                    isinstance(r, Assignment) and not isinstance(r.scope, GlobalScope)
+                    for r in access.referents):
+                # `import logging` inside forward: the module's globals have no `logging`.
+                return (f"`{head.value}` is bound inside the function, and the runtime "
+                        "looks the call up in the module's globals")
         allowed = {"print": _PRINT_KEYWORDS, "warn": _WARN_KEYWORDS}.get(kind,
                                                                           _LOGGING_KEYWORDS)
         for index, arg in enumerate(call.args):
