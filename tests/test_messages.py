@@ -60,3 +60,14 @@ def train(model, loader):
     assert "whenever it runs" in periodic.message and "on every step" in every.message
     for finding in found:
         assert "keep it if a collective or another process depends on it" in finding.message
+
+
+def test_sums_over_parameters_say_why_their_fix_is_unsafe() -> None:
+    source = (GOLDEN / "NSY201" / "parameter_loops.in.py").read_text(encoding="utf-8")
+    fixes = {f.line: f.fix for f in check_code(source, select=["NSY201"], unsafe_fixes=True)}
+    assert sorted(fixes) == [10, 15, 23, 31]
+    for line in (10, 15, 23):
+        assert fixes[line] is not None and fixes[line].applicability.value == "unsafe"
+        assert "the loop goes over parameters" in fixes[line].message
+    assert fixes[31] is not None and fixes[31].applicability.value == "safe"
+    assert "parameters" not in fixes[31].message

@@ -16,6 +16,15 @@ def norms(model, optimizer):
     return total ** 0.5, grads ** 0.5
 
 
+def clipped(model, limit):
+    count = 0
+    for p in model.parameters():
+        norm = torch.linalg.vector_norm(p.grad)
+        if norm > 1.0:  # unsafe anyway; the fix says why twice
+            count += 1
+    return count
+
+
 def epoch(model, batches):
     running = 0.0
     for x in batches:

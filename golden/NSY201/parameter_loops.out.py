@@ -20,6 +20,15 @@ def norms(model, optimizer):
     return total ** 0.5, grads ** 0.5
 
 
+def clipped(model, limit):
+    count = 0
+    for p in model.parameters():
+        norm = torch.linalg.vector_norm(p.grad)
+        count += (norm > 1.0).long()
+    count = int(count)
+    return count
+
+
 def epoch(model, batches):
     running = 0.0
     for x in batches:

@@ -313,9 +313,13 @@ class AccumulateOnDevice(Rule):
         if not (isinstance(step, cst.Integer) and step.evaluated_value == 1):
             increment = cst.BinaryOperation(condition, cst.Multiply(), step)
         new = line_with(cst.AugAssign(cst.Name(name), cst.AddAssign(), increment), branch)
+        spread = (" (and the loop goes over parameters, which a model split across "
+                  "devices keeps on several: a count on one device cannot add a "
+                  "condition from another)" if self._over_parameters(branch, loop) else "")
         rewrite = Rewrite(f"Count `{name}` on the device; read it once where the host needs "
                           "it (unsafe: a condition of more than one element raised at "
-                          "`if`; the fixed count raises only where it is converted)").unsafe()
+                          "`if`; the fixed count raises only where it is converted)"
+                          f"{spread}").unsafe()
         rewrite = rewrite.replace(branch, new)
         conversion, rewrite = number_conversion(self.analysis, name, kind, rewrite)
         return _Plan(add_conversions(rewrite, uses, loop, conversion))
