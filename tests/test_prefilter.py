@@ -276,6 +276,8 @@ def test_stores_into_what_cannot_be_a_host_buffer_give_no_signal() -> None:
                                 "    state['a'] = x\nx.backward()\n")
     assert Signal.STORE in _hot("state = torch.zeros(3).float()\nfor x in xs:\n"
                                 "    state['a'] = x\nx.backward()\n")
+    assert Signal.STORE in _hot("import torch\nstate = torch.sigmoid(t.cpu())\nfor x in xs:\n"
+                                "    state['a'] = x\nx.backward()\n")  # a torch function of one
 
 
 def test_item_of_an_unknown_value_reads_only_in_a_torch_file() -> None:

@@ -448,8 +448,8 @@ class MaybeTensors:
         factory without ``device=`` or with a device written out, a tokenizer's output,
         ``.cpu()``, ``.numpy()``, ``.to(...)``, what a helper of the file returns, and what
         is cut from such a value, iterated (also through ``zip`` and ``enumerate``),
-        ``reversed`` or computed by a method that keeps the device (``.float()``,
-        ``.view(...)``, ``.abs()``)."""
+        ``reversed`` or computed by a method or torch function that keeps the device
+        (``.float()``, ``.view(...)``, ``torch.sigmoid(...)``)."""
         if depth > 10:
             return True
         if isinstance(expr, ast.Name):
@@ -466,10 +466,13 @@ class MaybeTensors:
         if any(k.arg == "return_tensors" for k in expr.keywords):
             return True  # tokenizer(text, return_tensors="pt")
         func = expr.func
-        if any(q in T.CPU_FACTORIES for q in self.torch_names(func)):
+        torch_names = tuple(self.torch_names(func))
+        if any(q in T.CPU_FACTORIES for q in torch_names):
             device = next((k.value for k in expr.keywords if k.arg == "device"), None)
             if device is None or isinstance(device, (ast.Constant, ast.Call)):
                 return True  # no device, or one written out: maybe "cpu"
+        if any(q in T.KEEPS_DEVICE_FUNCTIONS for q in torch_names):
+            return bool(expr.args) and self._may_be_made_on_host(expr.args[0], depth + 1)
         if isinstance(func, ast.Name):
             if func.id == "reversed":
                 return bool(expr.args) and self._may_be_made_on_host(expr.args[0], depth + 1)

@@ -325,3 +325,10 @@ SAME_DEVICE_METHODS = frozenset({
     "split", "unbind", "chunk", "view", "reshape", "flatten", "float", "double", "long",
     "int", "half", "detach", "clone", "contiguous", "squeeze", "unsqueeze", "t", "round",
 })
+#: torch functions of one tensor whose result lives where it does (the tensor methods of
+#: the same names, and elementwise functions): ``torch.sigmoid(t)``, ``torch.sum(t, 0)``.
+KEEPS_DEVICE_FUNCTIONS = frozenset(
+    f"torch.{name}" for name in KEEPS_DEVICE_METHODS | SAME_DEVICE_METHODS | {
+        "sigmoid", "exp", "log", "tanh", "sqrt", "softmax", "log_softmax", "relu"}
+) | frozenset({"torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+               "torch.nn.functional.sigmoid", "torch.nn.functional.relu"})

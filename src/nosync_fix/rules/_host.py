@@ -132,15 +132,6 @@ def _host_only(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     return check(expr) and found[0]
 
 
-#: torch functions of one tensor whose result lives where it does (the tensor methods of
-#: the same names, and elementwise functions): ``torch.sigmoid(t)``, ``torch.sum(t, 0)``.
-_KEEPS_DEVICE_FUNCTIONS = frozenset(
-    f"torch.{name}" for name in T.KEEPS_DEVICE_METHODS | T.SAME_DEVICE_METHODS | {
-        "sigmoid", "exp", "log", "tanh", "sqrt", "softmax", "log_softmax", "relu"}
-) | frozenset({"torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
-               "torch.nn.functional.sigmoid", "torch.nn.functional.relu"})
-
-
 def certainly_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` is certainly a CPU tensor (or numpy array): reading it waits for
     no device. See :func:`_made_on_host`."""
@@ -200,7 +191,7 @@ def _made_on_host(analysis: ModuleAnalysis, expr: cst.BaseExpression, depth: int
         return _is_cpu(analysis, device)
     if "builtins.reversed" in qualified and len(expr.args) == 1:
         return _made_on_host(analysis, expr.args[0].value, depth + 1, explicit, reaching)
-    if qualified & _KEEPS_DEVICE_FUNCTIONS:
+    if qualified & T.KEEPS_DEVICE_FUNCTIONS:
         # torch.sigmoid(t.cpu()), torch.argmax(t.cpu(), dim=-1): where their one tensor is
         args = positional_args(expr)
         return bool(args) and all(analysis.kind(a) is Kind.HOST for a in args[1:]) and all(
