@@ -227,8 +227,7 @@ class HotPaths:
         decorated with or passed to ``torch.compile`` (not the functions they call)."""
         for ancestor in self.md.ancestors(node):
             if isinstance(ancestor, cst.FunctionDef):
-                return self.hot_function_reason(ancestor) in ("in forward",
-                                                              "in a compiled function")
+                return id(ancestor) in self._compiled or self._is_forward(ancestor)
         return False
 
     def is_cold_function(self, func: cst.FunctionDef) -> bool:
@@ -246,17 +245,21 @@ class HotPaths:
             return "in a compiled function"
         if name in self.hot_functions:
             return f"in {name}"
-        if name == "forward":
-            cls = self._method_class(func)
-            if cls is not None and (cls.bases or self.facts.is_module_class(cls)):
-                return "in forward"
-        if id(func) in self._forward_wrappers:
+        if self._is_forward(func):
             return "in forward"
         if id(func) in self._batch_callbacks:
             return f"in a callback registered for {self._batch_callbacks[id(func)]!r}"
         if name.endswith(T.STEP_FUNCTION_SUFFIX) and name != T.STEP_FUNCTION_SUFFIX:
             return f"in {name}"
         return None
+
+    def _is_forward(self, func: cst.FunctionDef) -> bool:
+        """``forward`` of a module class (a class with bases), or a wrapper of one."""
+        if func.name.value == "forward":
+            cls = self._method_class(func)
+            if cls is not None and (cls.bases or self.facts.is_module_class(cls)):
+                return True
+        return id(func) in self._forward_wrappers
 
     def _method_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
         block = self.md.parent(func)

@@ -45,13 +45,6 @@ WHERE, COND, CONTROL = "NSY101", "NSY102", "NSY103"
 
 _COST = "a sync, and a graph break under torch.compile"
 _HOST_COST = "no wait for the device, but a graph break under torch.compile"
-
-
-def _tested(conditions: list[Condition | None]) -> tuple[str, str]:
-    """What the tests of a branch read, and what that costs."""
-    if all(c.on_host for c in conditions if c is not None):
-        return "a CPU tensor", _HOST_COST
-    return "a device value", _COST
 _COND_WARNING = ("it removes the graph break, but Inductor still reads the predicate on the host "
                  "(one sync per call), both branches must return the same structure, "
                  "shapes and dtypes, and the result is differentiable through both: a constant "
@@ -171,6 +164,13 @@ def _after_device_link(analysis: ModuleAnalysis, node: cst.If) -> bool:
 def header(node: cst.If | cst.While) -> str:
     keyword = "while" if isinstance(node, cst.While) else "if"
     return f"{keyword} {short(node.test, 50)}:"
+
+
+def _tested(conditions: list[Condition | None]) -> tuple[str, str]:
+    """What the tests of a branch read, and what that costs."""
+    if all(c.on_host for c in conditions if c is not None):
+        return "a CPU tensor", _HOST_COST
+    return "a device value", _COST
 
 
 # -- the verdict -------------------------------------------------------------------------------

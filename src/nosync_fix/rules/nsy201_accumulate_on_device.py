@@ -313,9 +313,7 @@ class AccumulateOnDevice(Rule):
         if not (isinstance(step, cst.Integer) and step.evaluated_value == 1):
             increment = cst.BinaryOperation(condition, cst.Multiply(), step)
         new = line_with(cst.AugAssign(cst.Name(name), cst.AddAssign(), increment), branch)
-        spread = (" (and the loop goes over parameters, which a model split across "
-                  "devices keeps on several: a count on one device cannot add a "
-                  "condition from another)" if self._over_parameters(branch, loop) else "")
+        spread = f" (and {_SPREAD})" if self._over_parameters(branch, loop) else ""
         rewrite = Rewrite(f"Count `{name}` on the device; read it once where the host needs "
                           "it (unsafe: a condition of more than one element raised at "
                           "`if`; the fixed count raises only where it is converted)"
@@ -661,9 +659,7 @@ class AccumulateOnDevice(Rule):
                         "Python's division)")
         spread = any(self._over_parameters(r.node, loop) for r in reads)
         if spread:
-            message += (" (unsafe: the loop goes over parameters, which a model split "
-                        "across devices keeps on several, and a sum on one device cannot "
-                        "add a value from another)")
+            message += f" (unsafe: {_SPREAD})"
         rewrite = Rewrite(message)
         if dtype_unknown or narrowed or divisor is not None or spread or not all(
                 r.certain for r in reads):
@@ -1069,6 +1065,9 @@ def _numeric_spec(spec: str) -> bool:
     return bool(re.fullmatch(r"[^{}]*[eEfFgG%]", spec))
 
 
+#: Why a sum over parameters is an unsafe fix.
+_SPREAD = ("the loop goes over parameters, which a model split across devices keeps on "
+           "several, and a sum on one device cannot add a value from another")
 #: Methods of a module that list its parameters or buffers.
 _PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "buffers",
                                 "named_buffers"})
