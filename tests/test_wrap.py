@@ -121,3 +121,78 @@ def test_line_length_comes_from_the_config_or_the_formatter(tmp_path: Path) -> N
     pyproject.write_text("[tool.nosync-fix]\nline-length = -1\n")
     with pytest.raises(ConfigError, match="line-length"):
         load_settings(pyproject)
+
+
+def test_a_project_without_our_table_keeps_its_formatters_line_length(tmp_path: Path) -> None:
+    from nosync_fix.config import formatter_line_length, settings_for_paths
+
+    project = tmp_path / "project"
+    package = project / "src" / "package"
+    package.mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.black]\nline_length = 127\n")
+    assert settings_for_paths([package]).line_length == 127
+    assert formatter_line_length(package) == (127, project / "pyproject.toml")
+    # ruff's order in one folder: .ruff.toml, ruff.toml, then pyproject.toml
+    (project / "ruff.toml").write_text("line-length = 110\n")
+    assert settings_for_paths([package]).line_length == 110
+    (project / ".ruff.toml").write_text("line-length = 100\n")
+    assert settings_for_paths([package]).line_length == 100
+    # the nearest configuration wins, and one without a line length means the default
+    (package / "ruff.toml").write_text("[lint]\nselect = ['E']\n")
+    assert settings_for_paths([package]).line_length == 88
+    # a file the formatter's owner must fix is passed over, not an error of ours
+    (package / "ruff.toml").write_text("line-length = [\n")
+    assert settings_for_paths([package]).line_length == 100
+    (package / "ruff.toml").write_text("line-length = true\n")
+    assert settings_for_paths([package]).line_length == 88
+    # our own table's line length comes first, and --isolated reads nothing
+    (project / "pyproject.toml").write_text("[tool.nosync-fix]\nline-length = 90\n")
+    (package / "ruff.toml").unlink()
+    assert settings_for_paths([package]).line_length == 90
+    assert settings_for_paths([package], isolated=True).line_length == 88
+
+
+def test_the_cli_splits_fixes_at_the_projects_line_length(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from nosync_fix.cli import main
+
+    body = "".join(f"        losses_of_the_critic.append(critic_loss_value_{i}.item())\n"
+                   for i in range(2))
+    source = ("import torch\n\n\ndef train(model, batches):\n    losses_of_the_critic = []\n"
+              "    for batch in batches:\n"
+              + "".join(f"        critic_loss_value_{i} = model(batch).sum()\n"
+                        for i in range(2)) + body
+              + "    return losses_of_the_critic\n")
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 60\n")
+    result = CliRunner().invoke(main, ["--diff", "--unsafe-fixes", "--no-cache", "-v",
+                                       str(script)])
+    assert "line-length 60 (from " in result.output
+    added = [line[1:] for line in result.output.splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert added and max(len(line) for line in added) <= 60, result.output
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 120\n")
+    result = CliRunner().invoke(main, ["--diff", "--unsafe-fixes", "--no-cache", str(script)])
+    assert "+        losses_of_the_critic.append(critic_loss_value_0.detach" in result.output
+
+
+@pytest.mark.parametrize(("comment", "split"), [
+    ("  # type: ignore[union-attr]", False),
+    ("  # noqa: E501", False),
+    ("  # NOQA: E501, F401", False),
+    ("  # pyright: ignore", False),
+    ("  # why  # type: ignore", False),  # only the pragma part is not counted
+    ("  # an ordinary comment that is long", True),
+])
+def test_a_pragma_comment_does_not_count_towards_the_width(comment: str, split: bool) -> None:
+    # 78 characters of code in a method (8 of indentation): over 88 with the comment.
+    statement = "critic_losses.append(critic_loss_of_the_step.detach().clone().float())"
+    original = _in_method("critic_losses.append(critic_loss_of_the_step.item())" + comment)
+    wrapped = _wrapped(_in_method(statement + comment), original=original)
+    assert len("        " + statement) <= 88 < len("        " + statement + comment)
+    lines = wrapped.splitlines()
+    assert (len(lines) > 3) is split, wrapped
+    if not split:
+        assert lines[2].endswith(comment.strip()), wrapped

@@ -17,8 +17,10 @@ from .config import (
     ConfigError,
     Settings,
     config_for_paths,
-    load_settings,
+    formatter_line_length,
     parse_size,
+    project_settings,
+    search_start,
     too_large,
 )
 from .findings import Finding
@@ -26,6 +28,7 @@ from .report import FORMATS, applied_findings, errors, machine, remaining_findin
 from .report.statistics import applicable_findings, statistics_json
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
+from .wrap import DEFAULT_LINE_LENGTH
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: Stopped by Ctrl-C: 128 + SIGINT, as shells report it.
@@ -201,11 +204,15 @@ def _load_settings(paths: Sequence[str], config_path: str | None, isolated: bool
         found: Path | None = Path(config_path)
     else:
         found = config_for_paths(paths)
-    if found is None:
-        return Settings()
-    if verbose:
+    if verbose and found is not None:
         click.echo(f"Using settings from {found}", err=True)
-    return load_settings(found)
+    elif verbose:
+        formatter = formatter_line_length(search_start(paths))
+        where = f" (from {formatter[1]})" if formatter else ""
+        click.echo(f"No [tool.nosync-fix] settings found: using the defaults, "
+                   f"line-length {formatter[0] if formatter else DEFAULT_LINE_LENGTH}{where}",
+                   err=True)
+    return project_settings(found, paths)
 
 
 def _print_rules() -> None:

@@ -24,6 +24,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .rules import rule_codes, rules_with_codes
+from .wrap import DEFAULT_LINE_LENGTH
 
 if TYPE_CHECKING:
     from .rules import Rule
@@ -76,9 +77,9 @@ class Settings:
     #: Skip larger files (bytes), with a warning: memory grows with a file's size.
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     #: Fixed code is split to stay within this many characters (0: never split). From
-    #: ``line-length`` in [tool.nosync-fix], else [tool.ruff] or [tool.black] of the same
-    #: pyproject.toml, else black's and ruff's default, 88.
-    line_length: int = 88
+    #: ``line-length`` in [tool.nosync-fix], else the project's formatter's (see
+    #: :func:`formatter_line_length`), else black's and ruff's default, 88.
+    line_length: int = DEFAULT_LINE_LENGTH
     #: The folder the configuration came from: globs are relative to it.
     root: Path | None = None
     #: The file the settings were read from, if any.
@@ -257,13 +258,66 @@ def config_for_paths(paths: Sequence[str | os.PathLike[str]]) -> Path | None:
     """The configuration the command line reads for ``paths``: the nearest
     pyproject.toml with a [tool.nosync-fix] table at or above the folder the existing
     paths have in common (the working folder when none exists; ``-`` is stdin)."""
+    return find_config(search_start(paths))
+
+
+def search_start(paths: Sequence[str | os.PathLike[str]]) -> Path:
+    """Where the search for configuration starts: the folder ``paths`` have in common."""
     existing = [Path(p) for p in paths if str(p) != "-" and Path(p).exists()]
     try:
-        start = Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
+        return Path(os.path.commonpath([str(p.absolute()) for p in existing])) if existing \
             else Path.cwd()
     except ValueError:  # no common folder (paths on different drives)
-        start = Path.cwd()
-    return find_config(start)
+        return Path.cwd()
+
+
+def formatter_line_length(start: Path) -> tuple[int, Path] | None:
+    """The line length the project's formatter keeps to, and the file that says so.
+
+    The nearest configuration of ruff or black at or above ``start``: in each folder,
+    ruff's order (``.ruff.toml``, ``ruff.toml``, then pyproject.toml's [tool.ruff]), then
+    [tool.black]. A file that sets no line length gives the formatters' default, 88, as
+    it does to them. A file that cannot be read is passed over: it is not ours to judge,
+    and a check must not fail for it.
+    """
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for folder in (start, *start.parents):
+        for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            try:
+                data = _read_toml(candidate)
+            except ConfigError:
+                continue
+            if name != "pyproject.toml":
+                return _whole_number(data.get("line-length")), candidate
+            tools = _tool_table(data)
+            for tool, keys in (("ruff", ("line-length",)),
+                               ("black", ("line-length", "line_length"))):
+                table = tools.get(tool)
+                if isinstance(table, Mapping):
+                    return _whole_number(next(
+                        (table[k] for k in keys if k in table), None)), candidate
+    return None
+
+
+def _whole_number(value: object) -> int:
+    """A formatter's ``line-length``, or its default when it is not a positive number."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return DEFAULT_LINE_LENGTH
+
+
+def project_settings(found: Path | None, paths: Sequence[str | os.PathLike[str]]) -> Settings:
+    """The settings of ``found`` (:func:`config_for_paths`) or, without one, the defaults
+    with the line length of the project's formatter (:func:`formatter_line_length`)."""
+    if found is not None:
+        return load_settings(found)
+    formatter = formatter_line_length(search_start(paths))
+    return Settings(line_length=formatter[0]) if formatter else Settings()
 
 
 def settings_for_paths(paths: Sequence[str | os.PathLike[str]], *,
@@ -280,7 +334,7 @@ def settings_for_paths(paths: Sequence[str | os.PathLike[str]], *,
         found: Path | None = Path(config)
     else:
         found = config_for_paths(paths)
-    return load_settings(found) if found is not None else Settings()
+    return project_settings(found, paths)
 
 
 def load_settings(path: Path) -> Settings:
@@ -295,12 +349,9 @@ def load_settings(path: Path) -> Settings:
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool.{SECTION}] must be a table")
     if "line-length" not in table and path.name == "pyproject.toml":
-        tools = _tool_table(data)
-        for formatter in ("ruff", "black"):
-            other = tools.get(formatter)
-            if isinstance(other, Mapping) and isinstance(other.get("line-length"), int):
-                table = {**table, "line-length": other["line-length"]}
-                break
+        formatter = formatter_line_length(path.parent)
+        if formatter is not None:
+            table = {**table, "line-length": formatter[0]}
     return settings_from_table(table, path)
 
 

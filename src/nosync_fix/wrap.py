@@ -19,15 +19,22 @@ as black does.
 
 Lines that were already in the source are never touched, nor statements that already
 span several lines, and a statement that cannot be brought within the limit is split as
-far as it goes.
+far as it goes. A trailing pragma comment (``type: ignore``, noqa...) does not count
+towards a line's width, as in ruff's formatter: a fix does not move it off its line.
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
 #: black's and ruff's default.
 DEFAULT_LINE_LENGTH = 88
+
+#: The start of a pragma comment (noqa, ``type: ignore``, pyright, pylint...): as ruff's
+#: formatter does, its width is not counted, so that a fix never moves it off its line.
+_PRAGMA = re.compile(r"#\s*(?:(?i:noqa)\b|type:|ty:|pyright:|pylint:|ruff:|nosec\b|nosync:)")
 
 
 def wrap_new_long_lines(original: cst.Module, fixed: cst.Module, limit: int) -> cst.Module:
@@ -71,12 +78,15 @@ class _Wrapper(cst.CSTTransformer):
         text = self.module.code_for_node(bare)
         if "\n" in text.rstrip("\n") or not self._too_long(text):
             return updated_node
+        measured = _without_pragma(bare)
+        if measured is not bare and self._fits(self.module.code_for_node(measured)):
+            return updated_node
         small = updated_node.body[0]
         value = _value_of(small)
         if value is None:
             return updated_node
         wrapped = self._fit(value, lambda v: self.module.code_for_node(
-            bare.with_changes(body=[_with_value(small, v)])))
+            measured.with_changes(body=[_with_value(small, v)])))
         if wrapped is value:
             return updated_node
         return updated_node.with_changes(body=[_with_value(small, wrapped)])
@@ -319,3 +329,20 @@ def _swap(root: cst.BaseExpression, old: cst.CSTNode, new: cst.CSTNode) -> cst.B
     if root is old:
         return new  # type: ignore[return-value]
     return root.deep_replace(old, new)  # type: ignore[return-value]
+
+
+def _without_pragma(statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """``statement`` with its trailing comment cut before the first pragma in it (all of
+    it for ``# noqa: F401``, the pragma part of ``# why  # type: ignore``), for measuring
+    its width; ``statement`` itself when it has none."""
+    trailing = statement.trailing_whitespace
+    comment = trailing.comment
+    pragma = _PRAGMA.search(comment.value) if comment is not None else None
+    if comment is None or pragma is None:
+        return statement
+    kept = comment.value[:pragma.start()].rstrip()
+    if not kept:
+        trailing = trailing.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+    else:
+        trailing = trailing.with_changes(comment=cst.Comment(kept))
+    return statement.with_changes(trailing_whitespace=trailing)

@@ -811,11 +811,10 @@ def _fixed(text: str, path: Path, select: Iterable[str] | None, ignore: Iterable
            unsafe_fixes: bool) -> tuple[str, list[str], list[str]]:
     """What `nosync-fix FILE` would write (the project's [tool.nosync-fix] settings apply)."""
     from .. import ConfigError, fix_code
-    from ..config import find_config, load_settings
+    from ..config import find_config, project_settings
 
     try:
-        config = find_config(path.resolve().parent)
-        settings = load_settings(config) if config is not None else None
+        settings = project_settings(find_config(path.resolve().parent), [path])
         result = fix_code(text, filename=str(path), select=select, ignore=ignore,
                           unsafe_fixes=unsafe_fixes, settings=settings)
     except ConfigError as error:
