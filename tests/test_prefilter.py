@@ -80,6 +80,10 @@ def test_prefilter_changes_nothing(path: Path) -> None:
     "        buf[i] = torch.relu(x.cuda()).sum()\n",
     "import torch\n\ndef train(loader):\n    buf = torch.zeros(3, 4).abs()\n"
     "    for i, x in enumerate(loader):\n        buf[i] = torch.relu(x.cuda()).sum()\n",
+    # A tensor handed to TensorBoard's writer, which reads it: NSY303.
+    "import torch\nfrom torch.utils.tensorboard import SummaryWriter\n\n"
+    "def train(loader):\n    writer = SummaryWriter()\n    for step, x in enumerate(loader):\n"
+    "        writer.add_scalar('loss', torch.relu(x.cuda()).sum(), step)\n",
 ])
 def test_prefilter_keeps_findings_it_once_hid(source: str) -> None:
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))
@@ -232,6 +236,8 @@ def test_configured_hot_functions() -> None:
     ("buf = torch.zeros(3)\nfor i, x in enumerate(xs):\n    buf[i] = x\n", Signal.STORE),
     ("for x in xs:\n    y = x.to('cpu')\n", Signal.READ),
     ("for x in xs:\n    y = x.to(device=torch.device('cpu'))\n", Signal.READ),
+    ("for x in xs:\n    writer.add_scalar('loss', x.sum(), 0)\n", Signal.READ),
+    ("for x in xs:\n    writer.add_scalars('parts', {'a': x}, 0)\n", Signal.READ),
 ])
 def test_signals(source: str, signal: Signal) -> None:
     assert signal in _hot("xs = torch.ones(3, 4)\n" + source)

@@ -69,7 +69,8 @@ class Signal(enum.Flag):
     #: methods on what may be a logger (``logging.info``, ``logger.warning`` with
     #: ``logger = logging.getLogger(...)``) or imported from ``logging``, f-strings,
     #: ``%`` formatting and ``str.format`` of such values. (Metric writers are handed
-    #: reads: ``READ``.)
+    #: reads: ``READ``; so is a call of ``add_scalar``/``add_scalars`` with an argument
+    #: that may be a tensor, which TensorBoard's writer reads at once.)
     OUTPUT = enum.auto()
     #: A call to ``synchronize``.
     SYNC = enum.auto()
@@ -651,6 +652,12 @@ class _Scanner:
             ) or self.looks_for(Signal.OUTPUT, state) and any(
                 isinstance(a, ast.Name) and a.id in self.element_names for a in call.args):
                 self.signal(Signal.OUTPUT, state)
+        elif name in T.SCALAR_WRITER_METHODS and isinstance(func, ast.Attribute):
+            # `writer.add_scalar(tag, t, step)`: the writer reads a tensor at once (NSY303).
+            if self.looks_for(Signal.READ, state) and any(
+                self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
+            ):
+                self.signal(Signal.READ, state)
         elif name == "synchronize":
             self.signal(Signal.SYNC, state)
         elif name in _DATA_DEPENDENT or (

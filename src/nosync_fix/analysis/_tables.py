@@ -230,6 +230,10 @@ LOGGING_METHODS = frozenset({
     "debug", "info", "warning", "error", "critical", "fatal", "exception", "log",
 })
 
+#: TensorBoard's ``SummaryWriter`` methods that take numbers; handed a tensor, they read
+#: it at once (``make_np``: a copy to the host).
+SCALAR_WRITER_METHODS = frozenset({"add_scalar", "add_scalars"})
+
 #: Python and numpy functions of one number, and the torch function that does the same
 #: (``math.exp(t)`` reads a tensor ``t`` with ``__float__``).
 HOST_MATH_FUNCTIONS = {

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 from libcst.metadata.scope_provider import Assignment
 
+from ..analysis import _tables as T
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 from ._deferred import Plan, Planner, RuntimeNames
 from ._helpers import short
 from .base import Rule, RuleContext
 
-#: Methods of TensorBoard's SummaryWriter and of tqdm bars that take numbers to show.
-_WRITER_METHODS = frozenset({"add_scalar", "add_scalars"})
+#: Methods of tqdm bars that take numbers to show.
+#: The argument of each writer method that the writer turns into numbers itself.
+_SCALARS_ARGUMENT = {"add_scalar": "scalar_value", "add_scalars": "tag_scalar_dict"}
 _BAR_METHODS = frozenset({"set_postfix", "set_postfix_str", "set_description",
                           "set_description_str"})
 _LIGHTNING_METHODS = frozenset({"log", "log_dict"})
@@ -35,6 +39,10 @@ class MetricWriterTensor(Rule):
       `set_description` on a `tqdm` bar: the call is deferred with
       `nosync_fix.runtime.deferred_call` and made at the next flush, with the
       same Python numbers.
+    - `writer.add_scalar(tag, loss, step)`: a device tensor handed to
+      `add_scalar` (or as a value of `add_scalars`' dict) as it is, which the
+      writer turns into a number at once; the call is deferred the same way,
+      with `item(loss)`.
     - `wandb.log({...})`, `run.log` and `accelerator.log(...)` are reported
       only (see Fix safety).
 
@@ -104,6 +112,13 @@ class MetricWriterTensor(Rule):
       second later) unless `walltime=` is passed, and deferred events may be
       written after events of calls that were not deferred; a writer closed
       before the flush opens a new event file for them.
+    - A tensor handed to `add_scalar` as it is: TensorBoard's writer gets
+      `loss.item()`, the number it would have made itself, but for two edges.
+      A bfloat16 tensor is converted by TensorBoard through float16, which
+      rounds it and turns values beyond 65504 into `inf`; `item()` keeps the
+      bfloat16 value exactly. A tensor of several elements fails with
+      `item()`'s error instead of TensorBoard's. A project's own class named
+      `SummaryWriter` gets a Python number instead of the tensor.
     - tqdm: the bar shows the new postfix or description at the flush, not at
       once.
     - `wandb.log` and `accelerator.log` are not fixed: a call made later
@@ -131,6 +146,7 @@ class MetricWriterTensor(Rule):
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)
         self._names: RuntimeNames | None = None
+        self._handed = 0  # device tensors handed to the writer in the call being planned
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -139,8 +155,8 @@ class MetricWriterTensor(Rule):
         method, receiver = func.attr.value, func.value
         if method in _LIGHTNING_METHODS and self._is_lightning_self(receiver):
             self._hand_over(node, method)
-        elif method in _WRITER_METHODS and self._made_by(receiver, self._is_summary_writer):
-            self._defer(node, f"`{method}`")
+        elif method in T.SCALAR_WRITER_METHODS and self._made_by(receiver, self._is_summary_writer):
+            self._defer(node, f"`{method}`", _argument(node, 1, _SCALARS_ARGUMENT[method]))
         elif method in _BAR_METHODS and self._made_by(receiver, self._is_tqdm):
             self._defer(node, f"the bar's `{method}`")
         elif method == "log" and (self.md.qualified_names(func) & {"wandb.log"}
@@ -177,12 +193,23 @@ class MetricWriterTensor(Rule):
             self.report(call, f"`{short(call)}` reads the device {when}; Lightning "
                               "accepts the tensor", rewrite)
 
-    def _defer(self, call: cst.Call, what: str) -> None:
-        """``writer.add_scalar(tag, t.item(), step)``: the call made at the next flush."""
+    def _defer(self, call: cst.Call, what: str,
+               scalars: cst.BaseExpression | None = None) -> None:
+        """``writer.add_scalar(tag, t.item(), step)``: the call made at the next flush.
+
+        ``scalars`` is the argument a writer turns into numbers itself (``add_scalar``'s
+        value, ``add_scalars``' dict): a device tensor handed there as it is, which the
+        writer reads at once, is deferred as ``item(t)``.
+        """
         planner = self._planner()
         plans: list[Plan] = []
+        self._handed = 0
         for arg in call.args:
-            plan = Plan(arg.value) if arg.star else self._container_plan(planner, arg.value)
+            if arg.star:
+                plan = Plan(arg.value)
+            else:
+                plan = self._container_plan(planner, arg.value, self._scalar_value
+                                            if arg.value is scalars else None)
             if arg.star and planner.first_read(arg.value) is not None:
                 plan.blocker = "`*` arguments cannot be deferred"
             if plan.blocker:
@@ -197,8 +224,13 @@ class MetricWriterTensor(Rule):
         names = set().union(*(p.names for p in plans)) | {"deferred_call"}
         rewrite = Rewrite("Defer the call: made at the next flush with the same values").unsafe()
         rewrite = planner.names.imports(rewrite.replace(call, new), names)
-        self.report(call, f"`{short(call)}` reads the device for {what}; defer the call",
-                    rewrite)
+        if self._handed and self._handed == sum(p.deferred for p in plans):
+            self.report(call, f"`{short(call)}` hands a device tensor to {what}, which reads "
+                              "it at once: the host waits for the device; defer the call",
+                        rewrite)
+        else:
+            self.report(call, f"`{short(call)}` reads the device for {what}; defer the call",
+                        rewrite)
 
     def _report_only(self, call: cst.Call) -> None:
         reading = self._planner().first_read(call)
@@ -215,8 +247,20 @@ class MetricWriterTensor(Rule):
             self._names = RuntimeNames(self.analysis)
         return Planner(self.analysis, self._names)
 
-    def _container_plan(self, planner: Planner, expr: cst.BaseExpression) -> Plan:
-        """Like ``planner.value``, and into dict, list and tuple literals (the call gets copies)."""
+    def _scalar_value(self, expr: cst.BaseExpression) -> Plan:
+        """A value the writer turns into a number: as ``planner.value``, and ``item(t)``
+        for a device tensor ``t`` handed as it is (counted in ``_handed``)."""
+        planner = self._planner()
+        plan = planner.value(expr)
+        if plan.deferred or plan.blocker or not planner.device_tensor(expr):
+            return plan
+        self._handed += 1
+        return Plan(planner.names.call("item", expr), 1, {"item"})
+
+    def _container_plan(self, planner: Planner, expr: cst.BaseExpression,
+                        leaf: Callable[[cst.BaseExpression], Plan] | None = None) -> Plan:
+        """Like ``planner.value`` (or ``leaf``), and into dict, list and tuple literals (the
+        call gets copies)."""
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
             elements = []
             merged = Plan(expr)
@@ -226,7 +270,7 @@ class MetricWriterTensor(Rule):
                         return Plan(expr, blocker="starred elements cannot be deferred")
                     elements.append(element)
                     continue
-                plan = self._container_plan(planner, element.value)
+                plan = self._container_plan(planner, element.value, leaf)
                 if plan.blocker:
                     return plan
                 merged.deferred += plan.deferred
@@ -235,7 +279,7 @@ class MetricWriterTensor(Rule):
             if merged.changed:
                 merged.node = expr.with_changes(elements=elements)
             return merged
-        return planner.value(expr)
+        return (leaf or planner.value)(expr)
 
     def _made_by(self, expr: cst.BaseExpression, is_factory) -> bool:  # type: ignore[no-untyped-def]
         """Whether ``expr`` is only ever an object of a class ``is_factory`` accepts:
