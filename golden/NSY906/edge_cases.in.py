@@ -17,7 +17,8 @@ def train(model, loader, gate):
         arrays = model(x).detach().cpu().numpy()
         if not torch.compiler.is_compiling():
             debug = out.sum().item()  # guarded: deliberate
-        # Assignments through a mask; an integer index is no mask.
+        # A Python number through a mask is a masked_fill_ (no wait); an integer index
+        # is no mask.
         out[out < 0] = 0.0
         out[0] = 1.0
         model.eval().cpu()  # a module, not a tensor

@@ -94,6 +94,14 @@ _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "for
                      "element"})
 
 
+
+#: Python floats of math and numpy, which index_put_ takes as a number (no tensor).
+_NUMBER_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
+                               "numpy.inf", "numpy.nan", "numpy.pi", "numpy.e"})
+#: ``torch.finfo(dtype).min`` and the like: Python numbers.
+_NUMBER_INFO = frozenset({"torch.finfo", "torch.iinfo"})
+_INFO_LIMITS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution"})
+
 class UnhandledHostRead(Rule):
     """
     ## What it does
@@ -102,7 +110,10 @@ class UnhandledHostRead(Rule):
     the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
     (`if t:`, `x if t else y`, `assert t`), a tensor formatted into text
     (`f"{t:.3f}"`, `"{:.3f}".format(t)`, `"%.3f" % t`) and an assignment
-    through a boolean mask (`x[mask] = 0`). A comparison of a tensor with a
+    through a boolean mask of a value that is not a Python number
+    (`x[mask] = y[mask]`, `x[mask] += 1`; `x[mask] = 0`, `-float("inf")` or
+    `torch.finfo(x.dtype).min` is a `masked_fill_` in ATen: no wait, no
+    graph break). A comparison of a tensor with a
     name that may hold a tensor loaded onto the device counts too (`if score <
     best:` with `best = state["best"]` and `state = torch.load(path,
     map_location=device)`): a CPU tensor met by a device one is compared on the
@@ -304,10 +315,38 @@ class UnhandledHostRead(Rule):
         self._condition(node.test)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        assign = self.md.parent(node)
+        if isinstance(assign, cst.Assign) and self._python_number(assign.value):
+            # `x[mask] = 0`: index_put_ with one boolean mask and a Python number is
+            # masked_fill_ (ATen's canDispatchToMaskedFill): no count, no wait, and Dynamo
+            # traces it whole.
+            return
         self._masked_store(node.target)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._masked_store(node.target)
+        self._masked_store(node.target)  # `x[mask] += 1` reads `x[mask]` first
+
+    def _python_number(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` is certainly a Python number: a literal (signed, or arithmetic
+        of literals), ``True``/``False``, ``float("inf")``, ``math.inf``, or the limits
+        of ``torch.finfo``/``torch.iinfo``."""
+        if isinstance(value, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(value, cst.Name):
+            return value.value in ("True", "False")
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator,
+                                                                (cst.Minus, cst.Plus)):
+            return self._python_number(value.expression)
+        if isinstance(value, cst.BinaryOperation):
+            return self._python_number(value.left) and self._python_number(value.right)
+        if isinstance(value, cst.Call):
+            return self.md.qualified_names(value.func) == {"builtins.float"} and len(
+                value.args) == 1 and isinstance(value.args[0].value, cst.SimpleString)
+        if isinstance(value, cst.Attribute):
+            if isinstance(value.value, cst.Call) and value.attr.value in _INFO_LIMITS:
+                return bool(self.md.qualified_names(value.value.func) & _NUMBER_INFO)
+            return bool(self.md.qualified_names(value) & _NUMBER_CONSTANTS)
+        return False
 
     def _masked_store(self, target: cst.BaseExpression) -> None:
         """``x[mask] = v``: ``index_put_`` with a boolean mask turns it into indices first."""
