@@ -490,6 +490,8 @@ class AccumulateOnDevice(Rule):
 
     def _candidate(self, node: cst.CSTNode, target: cst.BaseExpression,
                    increment: cst.BaseExpression) -> None:
+        if _is_text(increment):
+            return  # `label += f" AUC={auc.item():.3f}"` builds text: NSY906 reports the read
         reads = self._reads(increment)
         if not reads:
             return
@@ -939,6 +941,28 @@ def _names_in(expr: cst.CSTNode) -> list[cst.Name]:
 
     expr.visit(Names())
     return found
+
+
+def _is_text(expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is certainly a ``str``: a string literal or f-string, ``%`` or
+    ``.format`` of one, ``str(...)``, or a conditional expression of two such."""
+    if isinstance(expr, (cst.FormattedString, cst.ConcatenatedString)):
+        return not isinstance(expr, cst.ConcatenatedString) or not any(
+            isinstance(part, cst.SimpleString) and "b" in part.prefix.lower()
+            for part in (expr.left, expr.right))
+    if isinstance(expr, cst.SimpleString):
+        return "b" not in expr.prefix.lower()
+    if isinstance(expr, cst.IfExp):
+        return _is_text(expr.body) and _is_text(expr.orelse)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+        return _is_text(expr.left)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value == "str":
+            return True
+        return (isinstance(func, cst.Attribute) and func.attr.value == "format"
+                and _is_text(func.value))
+    return False
 
 
 def _same_name(node: cst.BaseExpression, target: cst.Name) -> bool:

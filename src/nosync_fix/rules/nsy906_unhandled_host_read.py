@@ -81,11 +81,24 @@ def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # ty
     if isinstance(parent, cst.Arg):
         call = md.parent(parent)
         return isinstance(call, cst.Call) and _is_str_format(call)
+    if isinstance(parent, cst.IfExp):
+        return parent.test is not child  # `f"..." if ready else ""`: either side's value
     if isinstance(parent, (cst.Element, cst.Tuple)):
         above = md.parent(parent)
         return isinstance(above, cst.Tuple) or isinstance(parent, cst.Tuple) and isinstance(
             above, cst.BinaryOperation)
     return False
+
+
+def _makes_text(md, node: cst.CSTNode) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ``node``, on the way from a read to its use, makes text of it: an f-string,
+    ``%`` of a string, ``"...".format(...)``."""
+    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        return isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString,
+                                      cst.FormattedString))
+    return isinstance(node, cst.Call) and _is_str_format(node)
 
 
 _NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
@@ -535,8 +548,15 @@ class UnhandledHostRead(Rule):
         md = self.md
         child: cst.CSTNode = node
         parent = md.parent(node)
+        text = False  # the value is made into text on its way
         while parent is not None and _passes_value_on(md, child, parent):
             child, parent = parent, md.parent(parent)
+            text = text or _makes_text(md, child)
+        if text and isinstance(parent, (cst.AugAssign, cst.Assign)):
+            target = parent.target if isinstance(parent, cst.AugAssign) else (
+                parent.targets[0].target)
+            return (f"it is made into text (`{short(target, 30)}`) that no rule defers; "
+                    "build the text where it is shown, or read it less often")
         if isinstance(parent, cst.Expr):
             return "the value is never used; delete the read"
         if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and child is parent.test:
