@@ -339,11 +339,14 @@ class AccumulateOnDevice(Rule):
         name = target.value
         device = ", ".join(f"`{code_of(r.node)}` -> `{code_of(self._suggested(r))}`"
                           for r in reads)
-        if any(_same_name(n, target) for n in _names_in(value)):
+        old_values = [n for n in _names_in(value) if _same_name(n, target)]
+        if old_values:
             # A recurrence is arithmetic on the old value and a read of something else:
-            # not a conversion of the value itself (`t = t.item() if ... else t`).
+            # not a conversion of the value itself (`t = t.item() if ... else t`), nor
+            # arithmetic on a tensor (`passk = passk / n.item()`: NSY204's).
             if not isinstance(value, cst.BinaryOperation) or is_conversion(value, name) or any(
-                    _same_name(n, target) for r in reads for n in _names_in(r.tensor)):
+                    _same_name(n, target) for r in reads for n in _names_in(r.tensor)) or any(
+                    self.analysis.kind(n) is Kind.TENSOR for n in old_values):
                 return
             exactness = ("Python's float arithmetic is float64, and float64 tensors give the "
                          "same bits with Python float coefficients")
