@@ -84,6 +84,12 @@ def test_prefilter_changes_nothing(path: Path) -> None:
     "import torch\nfrom torch.utils.tensorboard import SummaryWriter\n\n"
     "def train(loader):\n    writer = SummaryWriter()\n    for step, x in enumerate(loader):\n"
     "        writer.add_scalar('loss', torch.relu(x.cuda()).sum(), step)\n",
+    # A tensor formatted into a bar's description, a tensor handed to the bar: NSY303.
+    "import torch\nfrom tqdm import tqdm\n\ndef train(model, loader):\n    bar = tqdm(loader)\n"
+    "    for x in bar:\n        loss = torch.relu(x.cuda()).sum()\n"
+    "        bar.set_description(f'loss {loss}')\n",
+    "import torch\nfrom tqdm import tqdm\n\ndef train(model, loader):\n    bar = tqdm(loader)\n"
+    "    for x in bar:\n        bar.set_postfix(loss=torch.relu(x.cuda()).sum())\n",
 ])
 def test_prefilter_keeps_findings_it_once_hid(source: str) -> None:
     assert_same_with_and_without_prefilter(source, Settings(unsafe_fixes=True))

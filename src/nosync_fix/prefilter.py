@@ -69,8 +69,9 @@ class Signal(enum.Flag):
     #: methods on what may be a logger (``logging.info``, ``logger.warning`` with
     #: ``logger = logging.getLogger(...)``) or imported from ``logging``, f-strings,
     #: ``%`` formatting and ``str.format`` of such values. (Metric writers are handed
-    #: reads: ``READ``; so is a call of ``add_scalar``/``add_scalars`` with an argument
-    #: that may be a tensor, which TensorBoard's writer reads at once.)
+    #: reads: ``READ``; so is a call of ``add_scalar``/``add_scalars`` or
+    #: ``set_postfix``/``set_postfix_str`` with an argument that may be a tensor, which
+    #: TensorBoard's writer reads and tqdm's bar formats at once.)
     OUTPUT = enum.auto()
     #: A call to ``synchronize``.
     SYNC = enum.auto()
@@ -100,6 +101,8 @@ _TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"})
     T.LOGGING_METHODS)
 
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
+#: Methods that read a tensor handed to them as it is (TensorBoard's writer, tqdm's bar).
+_HANDED_TENSOR_METHODS = T.SCALAR_WRITER_METHODS | {"set_postfix", "set_postfix_str"}
 _DATA_DEPENDENT = frozenset({
     "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "equal",
     "bincount", "histc", "repeat_interleave", "nonzero_static",
@@ -652,8 +655,9 @@ class _Scanner:
             ) or self.looks_for(Signal.OUTPUT, state) and any(
                 isinstance(a, ast.Name) and a.id in self.element_names for a in call.args):
                 self.signal(Signal.OUTPUT, state)
-        elif name in T.SCALAR_WRITER_METHODS and isinstance(func, ast.Attribute):
-            # `writer.add_scalar(tag, t, step)`: the writer reads a tensor at once (NSY303).
+        elif name in _HANDED_TENSOR_METHODS and isinstance(func, ast.Attribute):
+            # `writer.add_scalar(tag, t, step)`, `bar.set_postfix(loss=t)`: the writer
+            # reads a tensor at once, the bar formats it (NSY303).
             if self.looks_for(Signal.READ, state) and any(
                 self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):

@@ -44,7 +44,9 @@ class MetricWriterTensor(Rule):
       writer turns into a number at once; the call is deferred the same way,
       with `item(loss)`.
     - `wandb.log({...})`, `run.log` and `accelerator.log(...)` are reported
-      only (see Fix safety).
+      only (see Fix safety), as is a device tensor handed to a bar as it is
+      (`bar.set_postfix(loss=loss)`): the bar formats it with `str()` at once,
+      and a deferred call would show the number instead of `tensor(...)`.
 
     A `SummaryWriter` is an object made by a class of that name (from
     `torch.utils.tensorboard`, `tensorboardX`, or a project's own with the
@@ -139,9 +141,11 @@ class MetricWriterTensor(Rule):
     cost = "sync and graph break"
     triggers = (".item(", "float(", "int(", ".tolist(", "log", "add_scalar", "set_postfix",
                 "set_description")
-    # Every report is of a call handed a read (`t.item()`, `float(t)` ...): a tensor
-    # handed over as it is (`self.log(name, t)`) is what the fix makes.
-    signals = Signal.READ
+    # Every report is of a call handed a read (`t.item()`, `float(t)` ...), a tensor
+    # formatted into its text (`bar.set_description(f"loss {loss}")`: OUTPUT), or a
+    # tensor a writer or bar reads itself (the pre-filter signals READ there). A tensor
+    # handed to Lightning as it is (`self.log(name, t)`) is what the fix makes.
+    signals = Signal.READ | Signal.OUTPUT
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)
@@ -158,7 +162,16 @@ class MetricWriterTensor(Rule):
         elif method in T.SCALAR_WRITER_METHODS and self._made_by(receiver, self._is_summary_writer):
             self._defer(node, f"`{method}`", _argument(node, 1, _SCALARS_ARGUMENT[method]))
         elif method in _BAR_METHODS and self._made_by(receiver, self._is_tqdm):
-            self._defer(node, f"the bar's `{method}`")
+            shown = self._shown_tensor(node, method)
+            if shown is not None:
+                self.report(node, f"`{short(node)}` hands a device tensor (`{short(shown)}`) "
+                                  "to the bar, which formats it with `str()` at once: the "
+                                  "host waits for the device (no automatic fix: deferred, "
+                                  "the bar would show the number, not `tensor(...)`); hand "
+                                  f"it a number read less often, or `item({short(shown)})` "
+                                  "in a `deferred_call`")
+            else:
+                self._defer(node, f"the bar's `{method}`")
         elif method == "log" and (self.md.qualified_names(func) & {"wandb.log"}
                                   or self._made_by(receiver, self._is_run_or_accelerator)):
             self._report_only(node)
@@ -246,6 +259,23 @@ class MetricWriterTensor(Rule):
         if self._names is None:
             self._names = RuntimeNames(self.analysis)
         return Planner(self.analysis, self._names)
+
+    def _shown_tensor(self, call: cst.Call, method: str) -> cst.BaseExpression | None:
+        """A device tensor handed as it is to ``bar.set_postfix``/``set_postfix_str``,
+        which turn what is not a number or a string into text with ``str()``."""
+        if method not in ("set_postfix", "set_postfix_str"):
+            return None
+        shown: list[cst.BaseExpression] = []
+        for arg in call.args:
+            if arg.star or arg.keyword is not None and arg.keyword.value == "refresh":
+                continue
+            if arg.keyword is None and isinstance(arg.value, cst.Dict):
+                shown.extend(e.value for e in arg.value.elements
+                             if isinstance(e, cst.DictElement))
+            else:
+                shown.append(arg.value)
+        planner = self._planner()
+        return next((value for value in shown if planner.device_tensor(value)), None)
 
     def _scalar_value(self, expr: cst.BaseExpression) -> Plan:
         """A value the writer turns into a number: as ``planner.value``, and ``item(t)``

@@ -1,0 +1,21 @@
+# golden: --unsafe-fixes
+import torch
+from tqdm import tqdm
+
+
+def train(model, loader, optimizer):
+    bar = tqdm(loader)
+    for step, x in enumerate(bar):
+        loss = torch.nn.functional.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+        # positive, reported only: the bar formats a tensor with str() at once
+        bar.set_postfix(loss=loss)
+        bar.set_postfix({"loss": loss, "step": step}, refresh=False)
+        bar.set_postfix_str(loss.detach())
+        # positive, fixed: a read, and a tensor formatted into the text
+        bar.set_postfix(loss=loss.item())
+        bar.set_description(f"loss {loss}")
+        # negative: host values, a CPU tensor
+        bar.set_postfix(step=step, refresh=False)
+        bar.set_postfix(seen=torch.tensor(step))
