@@ -555,8 +555,8 @@ class UnhandledHostRead(Rule):
         if text and isinstance(parent, (cst.AugAssign, cst.Assign)):
             target = parent.target if isinstance(parent, cst.AugAssign) else (
                 parent.targets[0].target)
-            return (f"it is made into text (`{short(target, 30)}`) that no rule defers; "
-                    "build the text where it is shown, or read it less often")
+            return (f"it is made into text (`{short(target, 30)}`), which no rule defers; "
+                    "read it less often, or make the text only where it is needed")
         if isinstance(parent, cst.Expr):
             return "the value is never used; delete the read"
         if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and child is parent.test:
