@@ -110,3 +110,31 @@ def test_report_only_rules_offer_no_fix() -> None:
         rule = rule_by_code(code)
         assert rule.fix_kind == "none"
         assert all(f.fix is None for f in _findings(rule.doc_example("Example"), [code]))
+
+
+JAX_SCRIPT = """
+    {imports}
+    import jax
+    import numpy as np
+
+
+    def train(update, state, batches, writer):
+        for step, batch in enumerate(batches):
+            state, loss = update(state, batch)
+            writer.add_scalar("loss", loss.item(), step)
+"""
+
+
+@pytest.mark.parametrize(("imports", "reported"), [
+    # TensorBoard's writer from torch beside JAX: `loss` is a JAX array, not a tensor
+    ("from torch.utils.tensorboard import SummaryWriter", False),
+    ("import torch.utils.tensorboard as tensorboard", False),
+    # torch itself imported: the read may be of a tensor, and is reported
+    ("import torch\nfrom torch.utils.tensorboard import SummaryWriter", True),
+    ("import torch.utils.tensorboard", True),  # binds `torch`
+])
+def test_torch_imported_only_for_tensorboard_beside_jax_is_no_torch_module(
+        imports: str, reported: bool) -> None:
+    source = JAX_SCRIPT.replace("{imports}", imports.replace("\n", "\n    "))
+    findings = check_code(textwrap.dedent(source), select=["NSY906"])
+    assert bool(findings) is reported, findings

@@ -126,6 +126,9 @@ ARRAY_LIBRARIES = frozenset({
     "numpy", "pandas", "scipy", "sklearn", "jax", "jaxlib", "cupy", "tensorflow", "mxnet",
     "numba", "xarray", "polars", "pyarrow",
 })
+#: Other frameworks with device arrays: beside one, torch imported only for TensorBoard's
+#: writer does not make a module torch code (``analysis.tensors``).
+OTHER_FRAMEWORKS = frozenset({"jax", "flax", "tensorflow", "mxnet"})
 #: Libraries whose presence implies a torch code base.
 TORCH_LIBRARIES = frozenset({
     "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning",

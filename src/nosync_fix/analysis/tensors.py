@@ -1328,19 +1328,32 @@ class TensorFacts:
     # -- scans done once per module ----------------------------------------------------------
 
     def _scan_imports(self) -> set[str]:
+        """The top-level packages the module imports. ``torch`` imported only for
+        TensorBoard's writer, beside another framework's arrays (cleanrl's JAX scripts:
+        ``from torch.utils.tensorboard import SummaryWriter``), does not make it a torch
+        module: its values of unknown kind are that framework's."""
         roots: set[str] = set()
+        torch_for_logging = torch_otherwise = False
         for statement in (*self.md.nodes(cst.Import), *self.md.nodes(cst.ImportFrom)):
             if isinstance(statement, cst.Import):
                 for alias in statement.names:
                     name = dotted_name(alias.name)
                     if name:
                         roots.add(name.split(".")[0])
+                        logging = alias.asname is not None and _is_logging_module(name)
+                        torch_for_logging |= logging
+                        torch_otherwise |= name.split(".")[0] == "torch" and not logging
             elif isinstance(statement, cst.ImportFrom) and statement.module is not None and (
                 not statement.relative
             ):
                 name = dotted_name(statement.module)
                 if name:
                     roots.add(name.split(".")[0])
+                    logging = _is_logging_module(name)
+                    torch_for_logging |= logging
+                    torch_otherwise |= name.split(".")[0] == "torch" and not logging
+        if torch_for_logging and not torch_otherwise and roots & T.OTHER_FRAMEWORKS:
+            roots.discard("torch")
         return roots
 
     def _scan_evidence(self) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
@@ -1460,3 +1473,8 @@ class _ReturnCollector(cst.CSTVisitor):
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.yields.append(node)
+
+
+def _is_logging_module(name: str) -> bool:
+    """``torch.utils.tensorboard`` or a module inside it: a writer, no tensors."""
+    return name == "torch.utils.tensorboard" or name.startswith("torch.utils.tensorboard.")
