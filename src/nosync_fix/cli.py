@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .cache import Cache, default_folder
 from .config import (
+    DEFAULT_LINE_LENGTH,
     ConfigError,
     Settings,
     config_for_paths,
@@ -28,7 +29,6 @@ from .report import FORMATS, applied_findings, errors, machine, remaining_findin
 from .report.statistics import applicable_findings, statistics_json
 from .rules import rule_by_code
 from .runner import FileOutcome, Mode, run
-from .wrap import DEFAULT_LINE_LENGTH
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: Stopped by Ctrl-C: 128 + SIGINT, as shells report it.

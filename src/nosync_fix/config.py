@@ -24,7 +24,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .rules import rule_codes, rules_with_codes
-from .wrap import DEFAULT_LINE_LENGTH
 
 if TYPE_CHECKING:
     from .rules import Rule
@@ -40,6 +39,8 @@ ACCUMULATE_DTYPES = ("float64", "float32")
 #: source. The largest hand-written file in torch, transformers and their dependencies
 #: is 1.4 MB (torch's common_methods_invocations.py).
 DEFAULT_MAX_FILE_SIZE = 2_000_000
+#: black's and ruff's default line length.
+DEFAULT_LINE_LENGTH = 88
 SECTION = "nosync-fix"
 
 

@@ -29,9 +29,6 @@ import re
 
 import libcst as cst
 
-#: black's and ruff's default.
-DEFAULT_LINE_LENGTH = 88
-
 #: The start of a pragma comment (noqa, ``type: ignore``, pyright, pylint...): as ruff's
 #: formatter does, its width is not counted, so that a fix never moves it off its line.
 _PRAGMA = re.compile(r"#\s*(?:(?i:noqa)\b|type:|ty:|pyright:|pylint:|ruff:|nosec\b|nosync:)")
