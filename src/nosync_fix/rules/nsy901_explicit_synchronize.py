@@ -13,6 +13,10 @@ _SYNCHRONIZE = frozenset({
     "torch.cuda.synchronize", "torch.mps.synchronize", "torch.xpu.synchronize",
     "torch.accelerator.synchronize", "torch.npu.synchronize", "torch.cpu.synchronize",
 })
+#: Builtins that hand a loop the items of their first argument.
+_WRAPPERS = frozenset({"enumerate", "zip", "reversed", "iter"})
+#: Builtins that make a loop's items and time nothing.
+_PLAIN_ITERATORS = frozenset({"range", "sorted", "list", "tuple", "len", "filter", "map"})
 _TIMERS = frozenset({
     "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
     "time.perf_counter_ns", "time.monotonic_ns", "timeit.default_timer",
@@ -26,7 +30,8 @@ class ExplicitSynchronize(Rule):
     (and its `mps`, `xpu` and `torch.accelerator` siblings), `stream.synchronize()`
     and `event.synchronize()` inside loops, `forward`, `*_step` and compiled
     functions. The message says whether the code around it measures time, the
-    one common legitimate reason.
+    one common legitimate reason, or whether the loop's iterator is code it cannot
+    see that may (a metric logger's `log_every(loader, ...)` timing each step).
 
     ## Why is this slow?
     A synchronize stops the host until the device has finished everything queued.
@@ -104,11 +109,30 @@ class ExplicitSynchronize(Rule):
                        "`torch.distributed` calls, where it may order work with other "
                        "processes: keep it if a collective or another process depends on it, "
                        "remove it otherwise")
+        elif (iterator := self._stepping_call(node)) is not None:
+            message = (f"`{what}` makes the host wait for the device {when}, and nothing "
+                       f"in the loop measures time, unless its iterator `{short(iterator)}` "
+                       "does (a logger's `log_every` times each step): then this makes that "
+                       "timing right, and CUDA events would be cheaper; otherwise remove it "
+                       "(work on a stream already runs in order)")
         else:
             message = (f"`{what}` makes the host wait for the device {when}, and "
                        "nothing here measures time: remove it (work on a stream already "
                        "runs in order)")
         self.report(node, message)
+
+    def _stepping_call(self, node: cst.Call) -> cst.Call | None:
+        """The call that hands the enclosing ``for`` loop its items, when it is code
+        nosync-fix cannot see (``metric_logger.log_every(loader, 10)``, also inside
+        ``enumerate``/``zip``), which may time each step between its items."""
+        loop = self.analysis.loops.enclosing_loop(node)
+        iterable = loop.iter if isinstance(loop, cst.For) else None
+        while isinstance(iterable, cst.Call) and call_name(iterable) in _WRAPPERS and (
+                iterable.args):
+            iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call) and call_name(iterable) not in _PLAIN_ITERATORS:
+            return iterable
+        return None
 
     def _beside_collectives(self, node: cst.Call) -> bool:
         """Whether the enclosing function calls ``torch.distributed`` (a barrier, a collective)."""
