@@ -132,6 +132,11 @@ def test_a_project_without_our_table_keeps_its_formatters_line_length(tmp_path: 
     (project / "pyproject.toml").write_text("[tool.black]\nline_length = 127\n")
     assert settings_for_paths([package]).line_length == 127
     assert formatter_line_length(package) == (127, project / "pyproject.toml")
+    # black formats, ruff lints without a line length of its own: black's counts
+    (project / "pyproject.toml").write_text("[tool.ruff.lint]\nselect = ['E']\n"
+                                            "[tool.black]\nline-length = 119\n")
+    assert settings_for_paths([package]).line_length == 119
+    (project / "pyproject.toml").write_text("[tool.black]\nline_length = 127\n")
     # ruff's order in one folder: .ruff.toml, ruff.toml, then pyproject.toml
     (project / "ruff.toml").write_text("line-length = 110\n")
     assert settings_for_paths([package]).line_length == 110

@@ -275,16 +275,18 @@ def search_start(paths: Sequence[str | os.PathLike[str]]) -> Path:
 def formatter_line_length(start: Path) -> tuple[int, Path] | None:
     """The line length the project's formatter keeps to, and the file that says so.
 
-    The nearest configuration of ruff or black at or above ``start``: in each folder,
-    ruff's order (``.ruff.toml``, ``ruff.toml``, then pyproject.toml's [tool.ruff]), then
-    [tool.black]. A file that sets no line length gives the formatters' default, 88, as
-    it does to them. A file that cannot be read is passed over: it is not ours to judge,
-    and a check must not fail for it.
+    The nearest folder at or above ``start`` with a configuration of ruff or black
+    (``.ruff.toml``, ``ruff.toml``, pyproject.toml's [tool.ruff] or [tool.black]); of its
+    files, in ruff's order and then black's, the first that sets ``line-length``: a
+    project that formats with black and lints with ruff often sets it for black only.
+    Where none sets it, the formatters' default, 88. A file that cannot be read is passed
+    over: it is not ours to judge, and a check must not fail for it.
     """
     start = start.resolve()
     if start.is_file():
         start = start.parent
     for folder in (start, *start.parents):
+        tables: list[tuple[Mapping[str, Any], Path]] = []
         for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
             candidate = folder / name
             if not candidate.is_file():
@@ -294,22 +296,23 @@ def formatter_line_length(start: Path) -> tuple[int, Path] | None:
             except ConfigError:
                 continue
             if name != "pyproject.toml":
-                return _whole_number(data.get("line-length")), candidate
+                tables.append((data, candidate))
+                continue
             tools = _tool_table(data)
-            for tool, keys in (("ruff", ("line-length",)),
-                               ("black", ("line-length", "line_length"))):
-                table = tools.get(tool)
-                if isinstance(table, Mapping):
-                    return _whole_number(next(
-                        (table[k] for k in keys if k in table), None)), candidate
+            tables.extend((tools[tool], candidate) for tool in ("ruff", "black")
+                          if isinstance(tools.get(tool), Mapping))
+        for table, source in tables:
+            for key in ("line-length", "line_length"):  # black takes both spellings
+                if _whole_number(table.get(key)):
+                    return table[key], source
+        if tables:
+            return DEFAULT_LINE_LENGTH, tables[0][1]
     return None
 
 
-def _whole_number(value: object) -> int:
-    """A formatter's ``line-length``, or its default when it is not a positive number."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return DEFAULT_LINE_LENGTH
+def _whole_number(value: object) -> bool:
+    """Whether a formatter's ``line-length`` is a positive whole number."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def project_settings(found: Path | None, paths: Sequence[str | os.PathLike[str]]) -> Settings:
