@@ -14,9 +14,9 @@ from ._deferred import Plan, Planner, RuntimeNames
 from ._helpers import short
 from .base import Rule, RuleContext
 
-#: Methods of tqdm bars that take numbers to show.
 #: The argument of each writer method that the writer turns into numbers itself.
 _SCALARS_ARGUMENT = {"add_scalar": "scalar_value", "add_scalars": "tag_scalar_dict"}
+#: Methods of tqdm bars that take numbers to show.
 _BAR_METHODS = frozenset({"set_postfix", "set_postfix_str", "set_description",
                           "set_description_str"})
 _LIGHTNING_METHODS = frozenset({"log", "log_dict"})
@@ -150,7 +150,6 @@ class MetricWriterTensor(Rule):
     def __init__(self, context: RuleContext) -> None:
         super().__init__(context)
         self._names: RuntimeNames | None = None
-        self._handed = 0  # device tensors handed to the writer in the call being planned
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -216,13 +215,24 @@ class MetricWriterTensor(Rule):
         """
         planner = self._planner()
         plans: list[Plan] = []
-        self._handed = 0
+        handed = 0  # device tensors handed to the writer as they are
+
+        def scalar_value(expr: cst.BaseExpression) -> Plan:
+            """As ``planner.value``, and ``item(t)`` for a device tensor ``t`` handed to
+            the writer as it is."""
+            nonlocal handed
+            plan = planner.value(expr)
+            if plan.deferred or plan.blocker or not planner.device_tensor(expr):
+                return plan
+            handed += 1
+            return Plan(planner.names.call("item", expr), 1, {"item"})
+
         for arg in call.args:
             if arg.star:
                 plan = Plan(arg.value)
             else:
-                plan = self._container_plan(planner, arg.value, self._scalar_value
-                                            if arg.value is scalars else None)
+                plan = self._container_plan(planner, arg.value,
+                                            scalar_value if arg.value is scalars else None)
             if arg.star and planner.first_read(arg.value) is not None:
                 plan.blocker = "`*` arguments cannot be deferred"
             if plan.blocker:
@@ -237,7 +247,7 @@ class MetricWriterTensor(Rule):
         names = set().union(*(p.names for p in plans)) | {"deferred_call"}
         rewrite = Rewrite("Defer the call: made at the next flush with the same values").unsafe()
         rewrite = planner.names.imports(rewrite.replace(call, new), names)
-        if self._handed and self._handed == sum(p.deferred for p in plans):
+        if handed and handed == sum(p.deferred for p in plans):
             self.report(call, f"`{short(call)}` hands a device tensor to {what}, which reads "
                               "it at once: the host waits for the device; defer the call",
                         rewrite)
@@ -276,16 +286,6 @@ class MetricWriterTensor(Rule):
                 shown.append(arg.value)
         planner = self._planner()
         return next((value for value in shown if planner.device_tensor(value)), None)
-
-    def _scalar_value(self, expr: cst.BaseExpression) -> Plan:
-        """A value the writer turns into a number: as ``planner.value``, and ``item(t)``
-        for a device tensor ``t`` handed as it is (counted in ``_handed``)."""
-        planner = self._planner()
-        plan = planner.value(expr)
-        if plan.deferred or plan.blocker or not planner.device_tensor(expr):
-            return plan
-        self._handed += 1
-        return Plan(planner.names.call("item", expr), 1, {"item"})
 
     def _container_plan(self, planner: Planner, expr: cst.BaseExpression,
                         leaf: Callable[[cst.BaseExpression], Plan] | None = None) -> Plan:

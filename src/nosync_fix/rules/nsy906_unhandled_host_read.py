@@ -13,6 +13,7 @@ from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
 from ._helpers import short
+from ._hoist import numeric_type
 from ._host import certainly_on_host, host_only, host_transfer, iterated_tensor, loaded_to_device
 from .base import Rule
 
@@ -90,7 +91,7 @@ def _passes_value_on(md, child: cst.CSTNode, parent: cst.CSTNode) -> bool:  # ty
     return False
 
 
-def _makes_text(md, node: cst.CSTNode) -> bool:  # type: ignore[no-untyped-def]
+def _makes_text(node: cst.CSTNode) -> bool:
     """Whether ``node``, on the way from a read to its use, makes text of it: an f-string,
     ``%`` of a string, ``"...".format(...)``."""
     if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
@@ -106,14 +107,13 @@ _NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
                      "element"})
 
-
-
 #: Python floats of math and numpy, which index_put_ takes as a number (no tensor).
 _NUMBER_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
                                "numpy.inf", "numpy.nan", "numpy.pi", "numpy.e"})
 #: ``torch.finfo(dtype).min`` and the like: Python numbers.
 _NUMBER_INFO = frozenset({"torch.finfo", "torch.iinfo"})
 _INFO_LIMITS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution"})
+
 
 class UnhandledHostRead(Rule):
     """
@@ -343,7 +343,7 @@ class UnhandledHostRead(Rule):
         """Whether ``value`` is certainly a Python number: a literal (signed, or arithmetic
         of literals), ``True``/``False``, ``float("inf")``, ``math.inf``, or the limits
         of ``torch.finfo``/``torch.iinfo``."""
-        if isinstance(value, (cst.Integer, cst.Float)):
+        if numeric_type(value) is not None:  # a literal, float("inf"), math.inf
             return True
         if isinstance(value, cst.Name):
             return value.value in ("True", "False")
@@ -551,7 +551,7 @@ class UnhandledHostRead(Rule):
         text = False  # the value is made into text on its way
         while parent is not None and _passes_value_on(md, child, parent):
             child, parent = parent, md.parent(parent)
-            text = text or _makes_text(md, child)
+            text = text or _makes_text(child)
         if text and isinstance(parent, (cst.AugAssign, cst.Assign)):
             target = parent.target if isinstance(parent, cst.AugAssign) else (
                 parent.targets[0].target)
