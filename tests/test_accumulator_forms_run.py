@@ -259,3 +259,41 @@ def test_count_under_a_device_condition_that_never_holds() -> None:
                     clipped += 1
             return clipped
     """, ([0.5, 1.5] * 5,), unsafe=True)
+
+
+# -- a loss handed to a backward pass is a tensor, beside numpy ---------------------------------
+
+_BACKWARD_HANDED = """
+    import numpy as np
+    import torch
+
+    def run(batches, model, accelerator, scaler):
+        accumulated = []
+        for batch in batches:
+            total_loss = 0.0
+            for micro in batch:
+                loss = model(micro).square().mean()
+                total_loss += loss.item()
+                accelerator.backward(loss)
+            accumulated.append(total_loss)
+        scaled = 0.0
+        for micro in batches[0]:
+            loss = model(micro).abs().mean()
+            scaler.scale(loss).backward()
+            scaled += loss.item()
+        print(f"{total_loss:.17g} {scaled:.17g}")
+        return np.mean(accumulated), accumulated, scaled
+"""
+
+
+def test_a_loss_handed_to_backward_is_summed_on_the_device() -> None:
+    class Accelerator:  # what Accelerate's (and Fabric's) backward does without a scaler
+        def backward(self, loss):  # type: ignore[no-untyped-def]
+            loss.backward()
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    batches = [[torch.randn(8, 4) for _ in range(3)] for _ in range(4)]
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    fixed = check(_BACKWARD_HANDED, (batches, model, Accelerator(), scaler))
+    assert fixed.count(".detach().double()") == 2, fixed

@@ -1112,6 +1112,11 @@ class _Collector(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.attr in _EVIDENCE_METHODS:
                 self.evidence.append((self.scope, func.value.id))
+            if func.attr in T.BACKWARD_METHODS:  # the analysis's _backward_argument, widened
+                handed = [*node.args[:1], *(
+                    func.value.args[:1] if isinstance(func.value, ast.Call) else ())]
+                self.evidence.extend((self.scope, a.id) for a in handed
+                                     if isinstance(a, ast.Name))
             if func.attr == "numpy":
                 self.facts._may_have_arrays = True
             if func.attr in ("register_buffer", "register_parameter") and node.args and (

@@ -71,6 +71,9 @@ FUNCTIONAL_TWO_TENSORS = frozenset({
     "cosine_similarity", "pairwise_distance", "linear", "bilinear", "embedding", "conv1d",
     "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
 })
+#: Methods that run a backward pass of the tensor they are given (``accelerator.backward(
+#: loss)``, Lightning's ``self.manual_backward(loss)``) or called on (``loss.backward()``).
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 #: Methods that tensors and modules share: evidence only when the result is used.
 WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})
 #: Methods only nn.Module (or optimizers) have: counter-evidence for a tensor.

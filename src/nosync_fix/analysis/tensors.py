@@ -1383,7 +1383,11 @@ class TensorFacts:
         return evidence, counter
 
     def _tensor_arguments(self, call: cst.Call) -> list[cst.Name]:
-        """Names passed where only a tensor is accepted: ``F.relu(x)``, ``torch.isnan(x)``."""
+        """Names passed where only a tensor is accepted: ``F.relu(x)``, ``torch.isnan(x)``,
+        and the loss handed to a backward pass (:meth:`_backward_argument`)."""
+        backward = self._backward_argument(call)
+        if backward is not None:
+            return [backward]
         names = [a for a in positional_args(call) if isinstance(a, cst.Name)]
         if not names:
             return []
@@ -1397,6 +1401,29 @@ class TensorFacts:
                 return names[:2] if q.endswith(("equal", "allclose", "matmul", "mm", "bmm")) \
                     else names[:1]
         return []
+
+    def _backward_argument(self, call: cst.Call) -> cst.Name | None:
+        """The loss of ``accelerator.backward(loss)`` (Accelerate, Fabric, DeepSpeed's engine
+        and ``loss.backward(gradient)`` alike: each calls ``Tensor.backward``) or of
+        ``scaler.scale(loss).backward()`` (a scaled iterable has no ``backward``).
+        ``torch.autograd.backward`` is left out: it also takes a sequence of tensors."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in T.BACKWARD_METHODS:
+            return None
+        if not call.args and isinstance(func.value, cst.Call):
+            scale = func.value
+            if isinstance(scale.func, cst.Attribute) and scale.func.attr.value == "scale" and (
+                len(scale.args) == 1 and scale.args[0].keyword is None and not scale.args[0].star
+                and isinstance(scale.args[0].value, cst.Name)
+            ):
+                return scale.args[0].value
+            return None
+        arguments = positional_args(call)
+        if len(arguments) != 1 or not isinstance(arguments[0], cst.Name) or any(
+            q.startswith("torch.autograd.") for q in self.md.qualified_names(func)
+        ):
+            return None
+        return arguments[0]
 
     def _name_keys(self, name: cst.Name) -> set[tuple[int, str]]:
         access = self.md.access(name)
