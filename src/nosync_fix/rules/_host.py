@@ -577,6 +577,10 @@ def is_host_buffer(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
     if call_name(value) == "cpu" or (call_name(value) == "to" and _moves_to_cpu(analysis,
                                                                               value)):
         return True
+    if _is_tokenizer_call(analysis, value) and call_name(value) != "encode":
+        # A BatchEncoding, a mapping of CPU tensors: `enc[key] = value.to(device)` stores
+        # a reference and copies nothing into it (only `encode` gives a tensor).
+        return False
     return _made_on_host(analysis, value, 0)
 
 
