@@ -101,6 +101,8 @@ _TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"})
     T.LOGGING_METHODS)
 
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
+#: Builtins that make text of their first argument (NSY906's `_TEXT_BUILTINS`).
+_TEXT_BUILTINS = frozenset({"str", "repr", "format"})
 #: Methods that read a tensor handed to them as it is (TensorBoard's writer, tqdm's bar).
 _HANDED_TENSOR_METHODS = T.SCALAR_WRITER_METHODS | {"set_postfix", "set_postfix_str"}
 _DATA_DEPENDENT = frozenset({
@@ -561,6 +563,13 @@ class _Scanner:
                     current  # type: ignore[arg-type]
                 ) or self._formats_element(current)):  # type: ignore[arg-type]
                     self.signal(Signal.OUTPUT, where)
+            elif kind is ast.UnaryOp and isinstance(current.op, ast.Not) or (  # type: ignore
+                kind is ast.BoolOp
+            ):  # `flag = not t`, `t and x`: a test for truth outside a condition
+                if self.looks_for(Signal.CONDITION, where) and self.device(
+                    current  # type: ignore[arg-type]
+                ):
+                    self.signal(Signal.CONDITION, where)
             elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
                 current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
             ) and self.looks_for(Signal.OUTPUT, where) and self.device(
@@ -646,6 +655,10 @@ class _Scanner:
             ) and not any(True for _ in self.tensors.torch_names(func)) and any(
                 self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):
+                self.signal(Signal.OUTPUT, state)
+        elif name in _TEXT_BUILTINS and isinstance(func, ast.Name):
+            # `str(t)`, `repr(t)`, `format(t, ".3f")`: text of the tensor's values
+            if self.looks_for(Signal.OUTPUT, state) and call.args and self.device(call.args[0]):
                 self.signal(Signal.OUTPUT, state)
         elif name == "format" and isinstance(func, ast.Attribute) and isinstance(
                 func.value, ast.Constant) and isinstance(func.value.value, str):

@@ -32,6 +32,8 @@ _WHAT = {
     "mask": "assigns through a boolean mask (the selected elements are counted first)",
     "element": "",
 }
+#: Builtins that make text of their first argument (a tensor's: its values are read).
+_TEXT_BUILTINS = frozenset({"str", "repr", "format"})
 #: What a read does to a tensor made on the CPU, read in code torch.compile traces.
 _WHAT_ON_HOST = {
     "item": "reads a CPU tensor into a Python number",
@@ -210,8 +212,11 @@ class UnhandledHostRead(Rule):
     cost = "sync"
     #: The engine hands this rule the nodes the other rules report (:meth:`leftovers`).
     fallback: ClassVar[bool] = True
+    # "]": `x[mask] = t`; "not", "and", "or": a tensor tested outside a condition; "%",
+    # "str(", "repr(", "format(": text made from a tensor without an f-string.
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
-                "if ", "while ", "assert ", "{")
+                "if ", "while ", "assert ", "{", "]", "not ", " and ", " or ", "%", "str(",
+                "repr(", "format(")
     signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE | Signal.DATA_DEPENDENT
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
@@ -234,6 +239,11 @@ class UnhandledHostRead(Rule):
         if _is_str_format(node):
             for arg in node.args:
                 self._formatted(arg.value, spec=True)
+            return
+        text = self._text_of(node)
+        if text is not None:
+            # `str(t)`, `repr(t)`: the tensor's values in text; `format(t, ".3f")`: a number
+            self._formatted(text, spec=call_name(node) == "format")
             return
         read = self.analysis.host_read(node)
         if read is not None:
@@ -261,6 +271,15 @@ class UnhandledHostRead(Rule):
                 self.analysis, node.func.value):
             self._uncertain.add(id(node))
             self._site(node, call_name(node) or "item")
+
+    def _text_of(self, node: cst.Call) -> cst.BaseExpression | None:
+        """What ``str(x)``, ``repr(x)`` or ``format(x, spec)`` (the builtins) make text of."""
+        if not isinstance(node.func, cst.Name) or node.func.value not in _TEXT_BUILTINS or not (
+                node.args) or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        if f"builtins.{node.func.value}" not in self.md.qualified_names(node.func):
+            return None
+        return node.args[0].value
 
     def _element_read(self, node: cst.Call) -> tuple[str, str] | None:
         """``int(i)``, ``float(w)``, ``w.item()`` of an element ``i`` of a tensor being
@@ -389,9 +408,10 @@ class UnhandledHostRead(Rule):
         # `"%.3f" % t`, `"%s, %s" % (a, t)`
         if isinstance(node.operator, cst.Modulo) and isinstance(
                 node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            values = node.right.elements if isinstance(node.right, cst.Tuple) else [node.right]
+            values = [e.value for e in node.right.elements] if isinstance(
+                node.right, cst.Tuple) else [node.right]
             for value in values:
-                self._formatted(getattr(value, "value", value), spec=True)
+                self._formatted(value, spec=True)
 
     def _formatted(self, value: cst.BaseExpression, spec: bool,
                    site: cst.CSTNode | None = None) -> None:
