@@ -388,6 +388,34 @@ def test_isinstance_narrows_a_name(body: str, expected: list[Kind]) -> None:
     assert _kinds_of_uses(source, "data") == expected
 
 
+def test_isinstance_narrows_by_paths_types_and_a_tuple_of_types_named_once() -> None:
+    # gpt-neox's `isinstance(v1, PRIMITIVE_TYPES)` with `PRIMITIVE_TYPES = (int, float, bool,
+    # str, type)`, yolov5's `isinstance(im, (str, Path))`; a name bound twice, or to
+    # something else than a tuple, narrows nothing.
+    kinds = _kinds_of_uses("""
+        from pathlib import Path
+        import torch
+
+        PRIMITIVE_TYPES = (int, float, bool, str, type)
+        TWICE = (int, float)
+        TWICE = (int, torch.Tensor)
+        ONE = int
+
+        def f(data, other):
+            if isinstance(data, torch.Tensor):
+                seen = data.detach()
+            if isinstance(data, PRIMITIVE_TYPES):
+                use(data)
+            if isinstance(data, (str, Path)):
+                use(data)
+            if isinstance(data, TWICE):
+                use(data)
+            if isinstance(data, ONE):
+                use(data)
+    """, "data")
+    assert kinds == [Kind.HOST, Kind.HOST, Kind.TENSOR, Kind.TENSOR]
+
+
 def test_isinstance_does_not_narrow_across_scopes() -> None:
     # A name of the module or of an enclosing function may be bound again by other code
     # (a `global` store, a `nonlocal` one) between the test and the use; a builtin

@@ -92,8 +92,9 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical
 _NARROWING_TYPES = {
     **dict.fromkeys(
         ("builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
-         "builtins.complex", "numbers.Number", "numbers.Complex", "numbers.Real",
-         "numbers.Rational", "numbers.Integral"), "host"),
+         "builtins.complex", "builtins.type", "numbers.Number", "numbers.Complex",
+         "numbers.Real", "numbers.Rational", "numbers.Integral", "os.PathLike", "pathlib.Path",
+         "pathlib.PurePath", "pathlib.PosixPath", "pathlib.WindowsPath"), "host"),
     **dict.fromkeys(
         ("builtins.dict", "builtins.list", "builtins.tuple", "builtins.set",
          "builtins.frozenset", "collections.OrderedDict", "collections.defaultdict",
@@ -469,7 +470,7 @@ class TensorFacts:
                 and test.args[0].value.value == name
                 and "builtins.isinstance" in self.md.qualified_names(test.func)):
             return None
-        types = test.args[1].value
+        types = self._tuple_constant(test.args[1].value)
         if isinstance(types, cst.Tuple):
             if any(isinstance(e, cst.StarredElement) for e in types.elements):
                 return None
@@ -490,6 +491,24 @@ class TensorFacts:
         if found == {"container"}:
             return Value.CONTAINER
         return None
+
+    def _tuple_constant(self, types: cst.BaseExpression) -> cst.BaseExpression:
+        """The tuple a name of types stands for when a plain ``NAME = (int, str)`` is the
+        name's only binding (``PRIMITIVE_TYPES``, at module level), else ``types``."""
+        access = self.md.access(types) if isinstance(types, cst.Name) else None
+        if access is None:
+            return types
+        bindings = list(access.referents)
+        if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(
+                bindings[0].node, cst.Name) or len(
+                bindings[0].scope.assignments[bindings[0].name]) != 1:
+            return types
+        holder = self.md.parent(bindings[0].node)
+        assign = self.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(
+                assign.value, cst.Tuple):
+            return assign.value
+        return types
 
     def _reaching(self, use: cst.Name, referents: list[BaseAssignment]) -> list[BaseAssignment]:
         """The assignments that can reach ``use``: a plain ``x = ...`` statement that
