@@ -141,6 +141,9 @@ ROWS: list[Row] = [
     Row("opt", "OPTForCausalLM", "OPTConfig",
         {**_DECODER, "ffn_dim": 64, "word_embed_proj_dim": 32}, note="control"),
     Row("bert", "BertModel", "BertConfig", _DECODER, "encoder", note="control"),
+    Row("llama-seqcls-embeds", "LlamaForSequenceClassification", "LlamaConfig",
+        {**_DECODER, "num_key_value_heads": 2, "num_labels": 3}, "embeds",
+        note="warning_once(f\"{self.__class__.__name__} will not detect padding ...\")"),
 ]
 ROWS_BY_NAME = {row.name: row for row in ROWS}
 
@@ -167,6 +170,16 @@ def _decoder_only_inputs(row: Row, seed: int) -> dict[str, Any]:
     return {"input_ids": _ids(gen, (2, row.seq_len)), "attention_mask": _mask(2, row.seq_len)}
 
 
+def _embeds_inputs(row: Row, seed: int) -> dict[str, Any]:
+    """Embeddings in place of ids (a sequence classifier then cannot find the padding)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    embeds = torch.randn(2, row.seq_len, row.config["hidden_size"], generator=gen)
+    return {"inputs_embeds": embeds.to(getattr(torch, row.dtype)),
+            "attention_mask": _mask(2, row.seq_len)}
+
+
 def _encoder_decoder_inputs(row: Row, seed: int) -> dict[str, Any]:
     import torch
 
@@ -190,6 +203,7 @@ INPUTS: dict[str, Callable[[Row, int], dict[str, Any]]] = {
     "encoder": _decoder_only_inputs,
     "encoder_decoder": _encoder_decoder_inputs,
     "speech": _speech_inputs,
+    "embeds": _embeds_inputs,
 }
 
 

@@ -378,7 +378,8 @@ class Padder(torch.nn.Module):
         padding = (window - seq_len % window) % window
         if padding > 0:
             logger.warning_once(
-                f"Input ids are automatically padded to a multiple of `attention_window`: {window}"
+                f"{self.__class__.__name__}: input ids are automatically padded to a multiple "
+                f"of `attention_window`: {window}"
             )
             print(f"{type(self).__name__}: padded {seq_len} by {padding:>3} to {seq_len + padding}")
             x = torch.nn.functional.pad(x, (0, 0, 0, padding))
@@ -390,7 +391,8 @@ class Padder(torch.nn.Module):
 
 
 def test_fields_of_host_values_are_formatted_in_the_graph(capsys) -> None:
-    """Longformer's padding warning: an f-string whose fields are host numbers."""
+    """Longformer's padding warning: an f-string whose fields are host numbers and the
+    class's name (``self.__class__.__name__``, ``type(self).__name__``)."""
     from nosync_fix import fix_code
 
     result = fix_code(_PADDER, select=["NSY304"], unsafe_fixes=True)

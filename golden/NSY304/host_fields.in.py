@@ -28,11 +28,16 @@ class Padder(torch.nn.Module):
             logger.warning_once(f"padded {seq_len} by {padding} to {seq_len + padding}")
             print(f"{type(self).__name__}: {len(input_ids)} rows, {padding:>{width}}")
             logger.warning_once("window " f"{window}" " tokens")
+            logger.warning_once(
+                f"{self.__class__.__name__} pads {self.__class__.__qualname__}"
+                f" for a {name.__class__.__name__}"
+            )
             # left alone: a tensor, a shape, a value that may be a tensor
             logger.warning_once(f"scale {scale}")
             logger.warning_once(f"shape {input_ids.shape}")
             print(f"size {input_ids.size()}")
             logger.warning_once(f"name {name}")
+            logger.warning_once(f"state {self.__dict__}")
             # NSY302's: a read of the device
             logger.warning_once(f"scale {scale.item():.3f}")
         return input_ids * scale

@@ -40,11 +40,17 @@ class Padder(torch.nn.Module):
             call_in_graph(
                 __name__, "logger.warning_once", "window " f"{window}" " tokens"
             )
+            call_in_graph(
+                __name__, "logger.warning_once",
+                f"{self.__class__.__name__} pads {self.__class__.__qualname__}"
+                f" for a {name.__class__.__name__}"
+            )
             # left alone: a tensor, a shape, a value that may be a tensor
             logger.warning_once(f"scale {scale}")
             logger.warning_once(f"shape {input_ids.shape}")
             print(f"size {input_ids.size()}")
             logger.warning_once(f"name {name}")
+            logger.warning_once(f"state {self.__dict__}")
             # NSY302's: a read of the device
             logger.warning_once(f"scale {scale.item():.3f}")
         return input_ids * scale

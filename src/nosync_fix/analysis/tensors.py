@@ -857,6 +857,8 @@ class TensorFacts:
                 return Value.HOST
         attr = node.attr.value
         base = node.value
+        if attr == "__class__":
+            return Value.HOST  # a class (`self.__class__.__name__` is text)
         self_class = self._self_class(base)
         if self_class is not None:
             return self._self_attribute_value(self_class, attr)
