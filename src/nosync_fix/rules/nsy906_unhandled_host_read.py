@@ -30,6 +30,9 @@ _WHAT = {
     "condition": "tests a device value for truth",
     "format": "formats a device value as text",
     "mask": "assigns through a boolean mask (the selected elements are counted first)",
+    "compare": "compares device values on the host (`max` and `min` test each comparison "
+               "for truth)",
+    "range": "converts a device value to a Python int for `range`",
     "element": "",
 }
 #: Builtins that make text of their first argument (a tensor's: its values are read).
@@ -107,7 +110,7 @@ def _makes_text(node: cst.CSTNode) -> bool:
 _NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 #: The reads that also break a torch.compile graph (a copy to the host does not).
 _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
-                     "element"})
+                     "element", "compare", "range"})
 
 #: Python floats of math and numpy, which index_put_ takes as a number (no tensor).
 _NUMBER_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
@@ -123,8 +126,11 @@ class UnhandledHostRead(Rule):
     Reports every host read of a device value on a hot path that no other rule
     reports: `.item()`, `float(t)`, `int(t)`, `bool(t)`, `.tolist()`, copies to
     the host (`.cpu()`, `.numpy()`, `.to("cpu")`), a tensor tested for truth
-    (`if t:`, `x if t else y`, `assert t`), a tensor formatted into text
-    (`f"{t:.3f}"`, `"{:.3f}".format(t)`, `"%.3f" % t`) and an assignment
+    (`if t:`, `x if t else y`, `assert t`, `done = not t`, `t.any() and x`),
+    a tensor formatted into text (`f"{t:.3f}"`, `"{:.3f}".format(t)`,
+    `"%.3f" % t`, `str(t)`, `repr(t)`, `format(t, ".3f")`), tensors compared
+    by `max`/`min` (`best = min(best, loss)`: each comparison is tested for
+    truth), a tensor counted by `range(n)`, and an assignment
     through a boolean mask of a value that is not a Python number
     (`x[mask] = y[mask]`, `x[mask] += 1`; `x[mask] = 0`, `-float("inf")` or
     `torch.finfo(x.dtype).min` is a `masked_fill_` in ATen: no wait, no
@@ -213,10 +219,11 @@ class UnhandledHostRead(Rule):
     #: The engine hands this rule the nodes the other rules report (:meth:`leftovers`).
     fallback: ClassVar[bool] = True
     # "]": `x[mask] = t`; "not", "and", "or": a tensor tested outside a condition; "%",
-    # "str(", "repr(", "format(": text made from a tensor without an f-string.
+    # "str(", "repr(", "format(": text made from a tensor without an f-string; "max(",
+    # "min(", "range(": comparisons and counts of a tensor.
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
                 "if ", "while ", "assert ", "{", "]", "not ", " and ", " or ", "%", "str(",
-                "repr(", "format(")
+                "repr(", "format(", "max(", "min(", "range(")
     signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE | Signal.DATA_DEPENDENT
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
@@ -239,6 +246,10 @@ class UnhandledHostRead(Rule):
         if _is_str_format(node):
             for arg in node.args:
                 self._formatted(arg.value, spec=True)
+            return
+        compared = self._compared_by(node)
+        if compared is not None:
+            self._site(node, compared)
             return
         text = self._text_of(node)
         if text is not None:
@@ -271,6 +282,26 @@ class UnhandledHostRead(Rule):
                 self.analysis, node.func.value):
             self._uncertain.add(id(node))
             self._site(node, call_name(node) or "item")
+
+    def _compared_by(self, node: cst.Call) -> str | None:
+        """``max(best, loss)``, ``min(t)`` (over a tensor's elements) of a device tensor: each
+        comparison is a tensor tested for truth; ``range(n)`` of one: ``n.__index__()``.
+        Not with ``key=``: then the key's results are compared."""
+        if not isinstance(node.func, cst.Name) or node.func.value not in ("max", "min",
+                                                                          "range"):
+            return None
+        if f"builtins.{node.func.value}" not in self.md.qualified_names(node.func) or any(
+                a.keyword is not None or a.star for a in node.args) or not node.args:
+            return None
+        if node.func.value != "range" and len(node.args) == 1 and isinstance(
+                node.args[0].value, (cst.List, cst.Tuple)):
+            values = [e.value for e in node.args[0].value.elements]  # max([a, b])
+        else:
+            values = [a.value for a in node.args]
+        if not any(self.analysis.kind(v) is Kind.TENSOR and not certainly_on_host(
+                self.analysis, v) and not host_only(self.analysis, v) for v in values):
+            return None
+        return "range" if node.func.value == "range" else "compare"
 
     def _text_of(self, node: cst.Call) -> cst.BaseExpression | None:
         """What ``str(x)``, ``repr(x)`` or ``format(x, spec)`` (the builtins) make text of."""
@@ -565,6 +596,13 @@ class UnhandledHostRead(Rule):
         if how == "condition":
             return ("the test decides which code runs, in a form no rule can rewrite; "
                     "compute both results and select with torch.where, or test on the host")
+        if how == "compare":
+            return ("keep the extreme a tensor with `torch.maximum(a, b)` / `torch.minimum(a, "
+                    "b)` (or `t.max()` / `t.min()` of one tensor), and read it once where the "
+                    "host needs it")
+        if how == "range":
+            return ("loop to a bound known on the host and mask the steps past the count, or "
+                    "read the count once, before the loop that needs it")
         md = self.md
         child: cst.CSTNode = node
         parent = md.parent(node)

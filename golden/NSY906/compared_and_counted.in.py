@@ -1,0 +1,25 @@
+# `max` and `min` of a device tensor test each comparison for truth, and `range` of one
+# reads it as an int: each waits for the device.
+import torch
+
+
+def train(model, loader, log, lengths):
+    best = float("inf")
+    for x in loader:
+        loss = model(x).mean()
+        loss.backward()
+        # positive
+        best = min(best, loss)
+        worst = max([loss, best])
+        peak = max(loss.detach().repeat(3))
+        count = torch.tensor(len(x), device="cuda")
+        for i in range(count):
+            log(i)
+        # negative: host values, a CPU tensor, and a key that compares host values
+        log(max(len(x), 3))
+        log(min(torch.zeros(()), 3))
+        log(max(lengths, key=len))
+        for i in range(len(x)):
+            log(i)
+        log(worst, peak)
+    log(best)

@@ -1,0 +1,52 @@
+"""The lines NSY906 reports in these golden programs are the lines that read the device
+when the program runs, and no others (counted by the host-read counter of
+``nosync-verify``):
+
+- ``text_and_truth``: text made with ``%``, ``str``, ``repr`` or ``format`` of a tensor,
+  and ``not t`` or ``t and x`` outside a condition, each read it; shapes, dtypes, lengths
+  and a tensor that is the value of ``or`` do not;
+- ``compared_and_counted``: ``max``/``min`` of a tensor and ``range`` of one read it;
+  host numbers, a CPU tensor and a ``key=`` of host values do not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nosync_fix import check_code
+
+torch = pytest.importorskip("torch")
+from nosync_fix.verify.syncs import count_syncs  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "NSY906"
+
+
+def _reported_and_read(name: str, *args) -> tuple[set[int], set[int]]:  # type: ignore[no-untyped-def]
+    path = GOLDEN / f"{name}.in.py"
+    source = path.read_text(encoding="utf-8")
+    reported = {f.line for f in check_code(source, filename=str(path), select=["NSY906"])}
+    namespace: dict = {}
+    # Run on the CPU, where the counter counts every read: the lines stay where they are.
+    exec(compile(source.replace('"cuda"', '"cpu"'), str(path), "exec"), namespace)
+    with count_syncs(str(path), "cpu") as reads:
+        namespace["train"](torch.nn.Linear(3, 1), [torch.randn(2, 3) for _ in range(2)],
+                           lambda *values: None, *args)
+    return reported, {line for line, _ in reads.by_site if line}
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
+def test_text_and_truth_tests_read_where_reported() -> None:
+    reported, read = _reported_and_read("text_and_truth", True)
+    assert len(reported) == 7
+    assert reported == read, (sorted(reported), sorted(read))
+
+
+def test_comparisons_and_counts_read_where_reported() -> None:
+    reported, read = _reported_and_read("compared_and_counted", [[1, 2], [3]])
+    # The CPU tensor's comparison reads too, but on an accelerator it waits for nothing.
+    lines = (GOLDEN / "compared_and_counted.in.py").read_text(encoding="utf-8").splitlines()
+    on_host = {n for n, line in enumerate(lines, 1) if "torch.zeros(())" in line}
+    assert len(reported) == 4 and len(on_host) == 1
+    assert reported == read - on_host, (sorted(reported), sorted(read))
