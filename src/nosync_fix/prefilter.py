@@ -101,10 +101,6 @@ _TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"})
     T.LOGGING_METHODS)
 
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
-#: Builtins that compare or count their arguments on the host (NSY906's `_compared_by`).
-_COMPARING_BUILTINS = frozenset({"max", "min", "range"})
-#: Builtins that make text of their first argument (NSY906's `_TEXT_BUILTINS`).
-_TEXT_BUILTINS = frozenset({"str", "repr", "format"})
 #: Methods that read a tensor handed to them as it is (TensorBoard's writer, tqdm's bar).
 _HANDED_TENSOR_METHODS = T.SCALAR_WRITER_METHODS | {"set_postfix", "set_postfix_str"}
 _DATA_DEPENDENT = frozenset({
@@ -658,14 +654,14 @@ class _Scanner:
                 self.device(a) for a in (*call.args, *(k.value for k in call.keywords))
             ):
                 self.signal(Signal.OUTPUT, state)
-        elif name in _COMPARING_BUILTINS and isinstance(func, ast.Name):
+        elif name in T.COMPARING_BUILTINS and isinstance(func, ast.Name):
             # `max(best, loss)`, `min(t)`, `range(n)`: a tensor compared or counted on the host
             if self.looks_for(Signal.READ, state) and any(
                 self.device(e) for a in call.args
                 for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else (a,))
             ):
                 self.signal(Signal.READ, state)
-        elif name in _TEXT_BUILTINS and isinstance(func, ast.Name):
+        elif name in T.TEXT_BUILTINS and isinstance(func, ast.Name):
             # `str(t)`, `repr(t)`, `format(t, ".3f")`: text of the tensor's values
             if self.looks_for(Signal.OUTPUT, state) and call.args and self.device(call.args[0]):
                 self.signal(Signal.OUTPUT, state)

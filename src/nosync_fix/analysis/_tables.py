@@ -74,6 +74,11 @@ FUNCTIONAL_TWO_TENSORS = frozenset({
 #: Methods that run a backward pass of the tensor they are given (``accelerator.backward(
 #: loss)``, Lightning's ``self.manual_backward(loss)``) or called on (``loss.backward()``).
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+#: Builtins that make text of their first argument (of a tensor: its values are read).
+TEXT_BUILTINS = frozenset({"str", "repr", "format"})
+#: Builtins that compare (``max``, ``min``: each comparison tested for truth) or count
+#: (``range``: ``n.__index__()``) their arguments on the host.
+COMPARING_BUILTINS = frozenset({"max", "min", "range"})
 #: Methods that tensors and modules share: evidence only when the result is used.
 WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})
 #: Methods only nn.Module (or optimizers) have: counter-evidence for a tensor.

@@ -8,6 +8,7 @@ from typing import ClassVar
 import libcst as cst
 
 from ..analysis import Kind
+from ..analysis import _tables as T
 from ..analysis.base import call_name, dotted_name
 from ..analysis.reads import on_host
 from ..prefilter import Signal
@@ -35,8 +36,6 @@ _WHAT = {
     "range": "converts a device value to a Python int for `range`",
     "element": "",
 }
-#: Builtins that make text of their first argument (a tensor's: its values are read).
-_TEXT_BUILTINS = frozenset({"str", "repr", "format"})
 #: What a read does to a tensor made on the CPU, read in code torch.compile traces.
 _WHAT_ON_HOST = {
     "item": "reads a CPU tensor into a Python number",
@@ -287,8 +286,7 @@ class UnhandledHostRead(Rule):
         """``max(best, loss)``, ``min(t)`` (over a tensor's elements) of a device tensor: each
         comparison is a tensor tested for truth; ``range(n)`` of one: ``n.__index__()``.
         Not with ``key=``: then the key's results are compared."""
-        if not isinstance(node.func, cst.Name) or node.func.value not in ("max", "min",
-                                                                          "range"):
+        if not isinstance(node.func, cst.Name) or node.func.value not in T.COMPARING_BUILTINS:
             return None
         if f"builtins.{node.func.value}" not in self.md.qualified_names(node.func) or any(
                 a.keyword is not None or a.star for a in node.args) or not node.args:
@@ -305,7 +303,7 @@ class UnhandledHostRead(Rule):
 
     def _text_of(self, node: cst.Call) -> cst.BaseExpression | None:
         """What ``str(x)``, ``repr(x)`` or ``format(x, spec)`` (the builtins) make text of."""
-        if not isinstance(node.func, cst.Name) or node.func.value not in _TEXT_BUILTINS or not (
+        if not isinstance(node.func, cst.Name) or node.func.value not in T.TEXT_BUILTINS or not (
                 node.args) or node.args[0].keyword is not None or node.args[0].star:
             return None
         if f"builtins.{node.func.value}" not in self.md.qualified_names(node.func):
