@@ -11,7 +11,6 @@ def train(model, loader, log, lengths):
         # positive
         best = min(best, loss)
         worst = max([loss, best])
-        peak = max(loss.detach().repeat(3))
         count = torch.tensor(len(x), device="cuda")
         for i in range(count):
             log(i)
@@ -21,5 +20,8 @@ def train(model, loader, log, lengths):
         log(max(lengths, key=len))
         for i in range(len(x)):
             log(i)
+        # edge: not reported, `max` of one iterable (a tensor's elements are compared, but
+        # such a value is more often a list the analysis takes for a tensor)
+        peak = max(loss.detach().repeat(3))
         log(worst, peak)
     log(best)

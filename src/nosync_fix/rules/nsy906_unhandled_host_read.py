@@ -283,16 +283,19 @@ class UnhandledHostRead(Rule):
             self._site(node, call_name(node) or "item")
 
     def _compared_by(self, node: cst.Call) -> str | None:
-        """``max(best, loss)``, ``min(t)`` (over a tensor's elements) of a device tensor: each
-        comparison is a tensor tested for truth; ``range(n)`` of one: ``n.__index__()``.
-        Not with ``key=``: then the key's results are compared."""
+        """``max(best, loss)``, ``min([a, b])`` of a device tensor: each comparison is a
+        tensor tested for truth; ``range(n)`` of one: ``n.__index__()``. Not with ``key=``
+        (the key's results are compared), nor ``max(x)`` of one iterable: a tensor's
+        elements would be compared, but such an ``x`` is more often a list of numbers the
+        analysis takes for a tensor (what a module's call returns, unpacked)."""
         if not isinstance(node.func, cst.Name) or node.func.value not in T.COMPARING_BUILTINS:
             return None
         if f"builtins.{node.func.value}" not in self.md.qualified_names(node.func) or any(
                 a.keyword is not None or a.star for a in node.args) or not node.args:
             return None
-        if node.func.value != "range" and len(node.args) == 1 and isinstance(
-                node.args[0].value, (cst.List, cst.Tuple)):
+        if node.func.value != "range" and len(node.args) == 1:
+            if not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+                return None
             values = [e.value for e in node.args[0].value.elements]  # max([a, b])
         else:
             values = [a.value for a in node.args]
