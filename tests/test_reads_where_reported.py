@@ -7,7 +7,9 @@ when the program runs, and no others (counted by the host-read counter of
   and a tensor that is the value of ``or`` do not;
 - ``compared_and_counted``: ``max``/``min`` of a tensor and ``range`` of one read it;
   host numbers, a CPU tensor and a ``key=`` of host values do not. ``max`` of one tensor
-  (over its elements) reads too, and is left unreported on purpose (see NSY906).
+  (over its elements) reads too, and is left unreported on purpose (see NSY906);
+- ``sequence_lookup``: a list, tuple or string indexed by a tensor reads it; a dict's
+  lookup, a tensor indexed by a tensor and host indices do not.
 """
 
 from __future__ import annotations
@@ -53,3 +55,14 @@ def test_comparisons_and_counts_read_where_reported() -> None:
     unreported = {n for n, line in enumerate(lines, 1) if "peak = max(" in line}
     assert len(reported) == 3 and len(on_host) == len(unreported) == 1
     assert reported == read - on_host - unreported, (sorted(reported), sorted(read))
+
+
+def test_sequence_lookups_read_where_reported() -> None:
+    # `table`, of unknown kind, is an object of its own here, whose lookup reads nothing.
+    class Table:
+        def __getitem__(self, key):  # type: ignore[no-untyped-def]
+            return None
+
+    reported, read = _reported_and_read("sequence_lookup", Table())
+    assert len(reported) == 3
+    assert reported == read, (sorted(reported), sorted(read))

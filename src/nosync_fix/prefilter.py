@@ -613,6 +613,11 @@ class _Scanner:
             or self.tensors.bound_to_call(base)  # NSY503: `x = model(b)`, `x[keep].mean()`
         ):
             self.signal(Signal.DATA_DEPENDENT, state)
+        # `classes[pred]`: a Python sequence indexed by a tensor calls `pred.__index__()`
+        if self.looks_for(Signal.READ, state) and not isinstance(index, (ast.Slice, ast.Tuple)) \
+                and self.device(index) and not self.tensors.tensor(base) \
+                and not self.tensors.module(base):
+            self.signal(Signal.READ, state)
         self.expression(index, state)
 
     def _may_be_mask(self, index: ast.expr) -> bool:

@@ -34,6 +34,7 @@ _WHAT = {
     "compare": "compares device values on the host (`max` and `min` test each comparison "
                "for truth)",
     "range": "converts a device value to a Python int for `range`",
+    "lookup": "converts a device value to a Python int to index a Python sequence",
     "element": "",
 }
 #: What a read does to a tensor made on the CPU, read in code torch.compile traces.
@@ -109,7 +110,7 @@ def _makes_text(node: cst.CSTNode) -> bool:
 _NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 #: The reads that also break a torch.compile graph (a copy to the host does not).
 _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
-                     "element", "compare", "range"})
+                     "element", "compare", "range", "lookup"})
 
 #: Python floats of math and numpy, which index_put_ takes as a number (no tensor).
 _NUMBER_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
@@ -129,7 +130,8 @@ class UnhandledHostRead(Rule):
     a tensor formatted into text (`f"{t:.3f}"`, `"{:.3f}".format(t)`,
     `"%.3f" % t`, `str(t)`, `repr(t)`, `format(t, ".3f")`), tensors compared
     by `max`/`min` (`best = min(best, loss)`: each comparison is tested for
-    truth), a tensor counted by `range(n)`, and an assignment
+    truth), a tensor counted by `range(n)` or indexing a Python sequence
+    (`classes[pred]` with `classes = ("cat", "dog")`), and an assignment
     through a boolean mask of a value that is not a Python number
     (`x[mask] = y[mask]`, `x[mask] += 1`; `x[mask] = 0`, `-float("inf")` or
     `torch.finfo(x.dtype).min` is a `masked_fill_` in ATen: no wait, no
@@ -378,6 +380,32 @@ class UnhandledHostRead(Rule):
     def visit_Assert(self, node: cst.Assert) -> None:
         self._condition(node.test)
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # `classes[pred]`: a list, tuple or string indexed by a tensor calls `pred.__index__()`
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        index = node.slice[0].slice.value
+        if self.analysis.kind(index) is Kind.TENSOR and self._sequence(node.value) and not (
+                certainly_on_host(self.analysis, index) or host_only(self.analysis, index)):
+            self._site(node, "lookup")
+
+    def _sequence(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is certainly a list, a tuple or a string: a literal, a
+        comprehension, or a name whose one binding is one (``classes = ("cat", "dog")``)."""
+        if isinstance(expr, cst.Name):
+            access = self.md.access(expr)
+            referents = list(access.referents) if access is not None else []
+            if len(referents) != 1 or len(referents[0].scope.assignments[expr.value]) != 1:
+                return False
+            target = getattr(referents[0], "node", None)
+            holder = self.md.parent(target) if isinstance(target, cst.Name) else None
+            assign = self.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                return False
+            expr = assign.value
+        return isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.SimpleString,
+                                 cst.ConcatenatedString))
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         assign = self.md.parent(node)
         if isinstance(assign, cst.Assign) and self._python_number(assign.value):
@@ -601,6 +629,9 @@ class UnhandledHostRead(Rule):
             return ("keep the extreme a tensor with `torch.maximum(a, b)` / `torch.minimum(a, "
                     "b)` (or `t.max()` / `t.min()` of one tensor), and read it once where the "
                     "host needs it")
+        if how == "lookup":
+            return ("keep the sequence's values in a tensor and index it on the device, or "
+                    "read the indices once (`.tolist()`) where the host needs them")
         if how == "range":
             return ("loop to a bound known on the host and mask the steps past the count, or "
                     "read the count once, before the loop that needs it")
