@@ -5,8 +5,9 @@ when the program runs, and no others (counted by the host-read counter of
 - ``text_and_truth``: text made with ``%``, ``str``, ``repr`` or ``format`` of a tensor,
   and ``not t`` or ``t and x`` outside a condition, each read it; shapes, dtypes, lengths
   and a tensor that is the value of ``or`` do not;
-- ``compared_and_counted``: ``max``/``min`` of a tensor and ``range`` of one read it;
-  host numbers, a CPU tensor and a ``key=`` of host values do not. ``max`` of one tensor
+- ``compared_and_counted``: ``max``/``min`` of a tensor, ``any``/``all`` of one and
+  ``range`` of one read it; host numbers, a CPU tensor, a ``key=`` of host values and
+  ``any``/``all`` of host values do not. ``max`` of one tensor
   (over its elements) reads too, and is left unreported on purpose (see NSY906);
 - ``sequence_lookup``: a list, tuple or string indexed by a tensor reads it; a dict's
   lookup, a tensor indexed by a tensor and host indices do not.
@@ -53,7 +54,7 @@ def test_comparisons_and_counts_read_where_reported() -> None:
     lines = (GOLDEN / "compared_and_counted.in.py").read_text(encoding="utf-8").splitlines()
     on_host = {n for n, line in enumerate(lines, 1) if "torch.zeros(())" in line}
     unreported = {n for n, line in enumerate(lines, 1) if "peak = max(" in line}
-    assert len(reported) == 3 and len(on_host) == len(unreported) == 1
+    assert len(reported) == 4 and len(on_host) == len(unreported) == 1
     assert reported == read - on_host - unreported, (sorted(reported), sorted(read))
 
 

@@ -76,9 +76,10 @@ FUNCTIONAL_TWO_TENSORS = frozenset({
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 #: Builtins that make text of their first argument (of a tensor: its values are read).
 TEXT_BUILTINS = frozenset({"str", "repr", "format"})
-#: Builtins that compare (``max``, ``min``: each comparison tested for truth) or count
-#: (``range``: ``n.__index__()``) their arguments on the host.
-COMPARING_BUILTINS = frozenset({"max", "min", "range"})
+#: Builtins that compare (``max``, ``min``: each comparison tested for truth), test
+#: (``any``, ``all``: each element of what they iterate) or count (``range``:
+#: ``n.__index__()``) their arguments on the host.
+COMPARING_BUILTINS = frozenset({"max", "min", "range", "any", "all"})
 #: Methods that tensors and modules share: evidence only when the result is used.
 WEAK_TENSOR_EVIDENCE = frozenset({"to", "cuda", "cpu"})
 #: Methods only nn.Module (or optimizers) have: counter-evidence for a tensor.

@@ -35,6 +35,8 @@ _WHAT = {
                "for truth)",
     "range": "converts a device value to a Python int for `range`",
     "lookup": "converts a device value to a Python int to index a Python sequence",
+    "elements": "tests each element of a device tensor for truth (`any` and `all` iterate "
+                "it on the host)",
     "element": "",
 }
 #: What a read does to a tensor made on the CPU, read in code torch.compile traces.
@@ -110,7 +112,7 @@ def _makes_text(node: cst.CSTNode) -> bool:
 _NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 #: The reads that also break a torch.compile graph (a copy to the host does not).
 _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
-                     "element", "compare", "range", "lookup"})
+                     "element", "compare", "range", "lookup", "elements"})
 
 #: Python floats of math and numpy, which index_put_ takes as a number (no tensor).
 _NUMBER_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
@@ -130,7 +132,8 @@ class UnhandledHostRead(Rule):
     a tensor formatted into text (`f"{t:.3f}"`, `"{:.3f}".format(t)`,
     `"%.3f" % t`, `str(t)`, `repr(t)`, `format(t, ".3f")`), tensors compared
     by `max`/`min` (`best = min(best, loss)`: each comparison is tested for
-    truth), a tensor counted by `range(n)` or indexing a Python sequence
+    truth), each element of a tensor tested by `any`/`all` (`if any(x > 0):`),
+    a tensor counted by `range(n)` or indexing a Python sequence
     (`classes[pred]` with `classes = ("cat", "dog")`), and an assignment
     through a boolean mask of a value that is not a Python number
     (`x[mask] = y[mask]`, `x[mask] += 1`; `x[mask] = 0`, `-float("inf")` or
@@ -221,10 +224,10 @@ class UnhandledHostRead(Rule):
     fallback: ClassVar[bool] = True
     # "]": `x[mask] = t`; "not", "and", "or": a tensor tested outside a condition; "%",
     # "str(", "repr(", "format(": text made from a tensor without an f-string; "max(",
-    # "min(", "range(": comparisons and counts of a tensor.
+    # "min(", "range(", "any(", "all(": comparisons, counts and tests of a tensor.
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
                 "if ", "while ", "assert ", "{", "]", "not ", " and ", " or ", "%", "str(",
-                "repr(", "format(", "max(", "min(", "range(")
+                "repr(", "format(", "max(", "min(", "range(", "any(", "all(")
     signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE | Signal.DATA_DEPENDENT
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
@@ -295,6 +298,14 @@ class UnhandledHostRead(Rule):
         if f"builtins.{node.func.value}" not in self.md.qualified_names(node.func) or any(
                 a.keyword is not None or a.star for a in node.args) or not node.args:
             return None
+        if node.func.value in ("any", "all"):
+            # `any(x > 0)`: one test per element. Only of an expression that makes a tensor
+            # (a name may be a list the analysis takes for one, as for `max(x)` below).
+            tested = node.args[0].value
+            return "elements" if len(node.args) == 1 and isinstance(tested, (
+                cst.Comparison, cst.Call, cst.UnaryOperation, cst.BinaryOperation)) and (
+                self.analysis.kind(tested) is Kind.TENSOR) and not certainly_on_host(
+                self.analysis, tested) and not host_only(self.analysis, tested) else None
         if node.func.value != "range" and len(node.args) == 1:
             if not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
                 return None
@@ -629,6 +640,9 @@ class UnhandledHostRead(Rule):
             return ("keep the extreme a tensor with `torch.maximum(a, b)` / `torch.minimum(a, "
                     "b)` (or `t.max()` / `t.min()` of one tensor), and read it once where the "
                     "host needs it")
+        if how == "elements":
+            return ("reduce on the device with the tensor's own `t.any()` / `t.all()`, "
+                    "and read that one value where the host needs it")
         if how == "lookup":
             return ("keep the sequence's values in a tensor and index it on the device, or "
                     "read the indices once (`.tolist()`) where the host needs them")
