@@ -101,6 +101,8 @@ _TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"})
     T.LOGGING_METHODS)
 
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
+#: How a Python sequence that NSY906 knows may be spelled where it is indexed.
+_SEQUENCE_SPELLINGS = (ast.Name, ast.List, ast.Tuple, ast.ListComp, ast.Constant)
 #: Methods that read a tensor handed to them as it is (TensorBoard's writer, tqdm's bar).
 _HANDED_TENSOR_METHODS = T.SCALAR_WRITER_METHODS | {"set_postfix", "set_postfix_str"}
 _DATA_DEPENDENT = frozenset({
@@ -613,10 +615,12 @@ class _Scanner:
             or self.tensors.bound_to_call(base)  # NSY503: `x = model(b)`, `x[keep].mean()`
         ):
             self.signal(Signal.DATA_DEPENDENT, state)
-        # `classes[pred]`: a Python sequence indexed by a tensor calls `pred.__index__()`
-        if self.looks_for(Signal.READ, state) and not isinstance(index, (ast.Slice, ast.Tuple)) \
-                and self.device(index) and not self.tensors.tensor(base) \
-                and not self.tensors.module(base):
+        # `classes[pred]`: a Python sequence indexed by a tensor calls `pred.__index__()`.
+        # NSY906 takes only a literal, a comprehension or a name for the sequence.
+        if isinstance(base, _SEQUENCE_SPELLINGS) and not isinstance(
+                index, (ast.Slice, ast.Tuple, ast.Constant)) and self.looks_for(
+                Signal.READ, state) and not self.tensors.tensor(base) \
+                and not self.tensors.module(base) and self.device(index):
             self.signal(Signal.READ, state)
         self.expression(index, state)
 
