@@ -664,10 +664,10 @@ class _Scanner:
             ):
                 self.signal(Signal.OUTPUT, state)
         elif name in T.COMPARING_BUILTINS and isinstance(func, ast.Name):
-            # `max(best, loss)`, `min(t)`, `range(n)`: a tensor compared or counted on the host
+            # `max(best, loss)`, `any(x > 0)`, `range(n)`: a tensor compared, tested or
+            # counted on the host, in the forms NSY906's `_compared_by` takes
             if self.looks_for(Signal.READ, state) and any(
-                self.device(e) for a in call.args
-                for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else (a,))
+                self.device(value) for value in _compared_values(name, call)
             ):
                 self.signal(Signal.READ, state)
         elif name in T.TEXT_BUILTINS and isinstance(func, ast.Name):
@@ -924,3 +924,20 @@ def _compile_aliases(tree: ast.Module) -> set[str]:
                     if target == full or target.startswith(full + "."):
                         aliases.add(local + target[len(full):])
     return aliases
+
+
+def _compared_values(name: str, call: ast.Call) -> list[ast.expr]:
+    """What ``max``/``min``/``any``/``all``/``range`` compare, test or count, in the forms
+    NSY906 reports: every argument of ``range`` and of a ``max``/``min`` of several, the
+    elements of ``max([a, b])``, and the one tested expression of ``any``/``all`` when it
+    makes a tensor (a comparison, a call, an operation); not ``max(x)`` of one name."""
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return []
+    if name in ("any", "all"):
+        tested = call.args[0] if len(call.args) == 1 else None
+        return [tested] if isinstance(tested, (ast.Compare, ast.Call, ast.UnaryOp,
+                                               ast.BinOp)) else []
+    if name != "range" and len(call.args) == 1:
+        only = call.args[0]
+        return list(only.elts) if isinstance(only, (ast.List, ast.Tuple)) else []
+    return list(call.args)
