@@ -89,13 +89,20 @@ class Signal(enum.Flag):
     #: wherever it is, and every function named ``forward`` or compiled (traced code
     #: reaches the output through the functions it calls, so both ends are kept).
     TRACED_OUTPUT = enum.auto()
+    #: A read Python makes on its own, which only NSY906 reports: a test for truth
+    #: outside a condition (``done = not t``, ``t.any() and x``); text of a value
+    #: (``str``, ``repr``, ``format``); ``max``/``min`` of several values, ``any``/
+    #: ``all`` of an expression, ``range``; a literal, a comprehension or a name indexed
+    #: by a value (``classes[pred]``). Its own signal, so that the rules looking for
+    #: reads, conditions or output do not run where only these are found.
+    IMPLICIT_READ = enum.auto()
 
 
 ALL_SIGNALS = functools.reduce(operator.or_, Signal, Signal.NONE)
 #: The signals found by walking expressions (the others are found at statements).
 _EXPRESSION_SIGNALS = (Signal.READ | Signal.ACCUMULATE | Signal.CONDITION | Signal.OUTPUT
                        | Signal.SYNC | Signal.DATA_DEPENDENT | Signal.STORE
-                       | Signal.TRACED_OUTPUT)
+                       | Signal.TRACED_OUTPUT | Signal.IMPLICIT_READ)
 #: Names of the calls NSY304 rewrites in traced code.
 _TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"}) | (
     T.LOGGING_METHODS)
@@ -566,10 +573,10 @@ class _Scanner:
             elif kind is ast.UnaryOp and isinstance(current.op, ast.Not) or (  # type: ignore
                 kind is ast.BoolOp
             ):  # `flag = not t`, `t and x`: a test for truth outside a condition
-                if self.looks_for(Signal.CONDITION, where) and self.device(
+                if self.looks_for(Signal.IMPLICIT_READ, where) and self.device(
                     current  # type: ignore[arg-type]
                 ):
-                    self.signal(Signal.CONDITION, where)
+                    self.signal(Signal.IMPLICIT_READ, where)
             elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
                 current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
             ) and self.looks_for(Signal.OUTPUT, where) and self.device(
@@ -619,9 +626,9 @@ class _Scanner:
         # NSY906 takes only a literal, a comprehension or a name for the sequence.
         if isinstance(base, _SEQUENCE_SPELLINGS) and not isinstance(
                 index, (ast.Slice, ast.Tuple, ast.Constant)) and self.looks_for(
-                Signal.READ, state) and not self.tensors.tensor(base) \
+                Signal.IMPLICIT_READ, state) and not self.tensors.tensor(base) \
                 and not self.tensors.module(base) and self.device(index):
-            self.signal(Signal.READ, state)
+            self.signal(Signal.IMPLICIT_READ, state)
         self.expression(index, state)
 
     def _may_be_mask(self, index: ast.expr) -> bool:
@@ -666,14 +673,15 @@ class _Scanner:
         elif name in T.COMPARING_BUILTINS and isinstance(func, ast.Name):
             # `max(best, loss)`, `any(x > 0)`, `range(n)`: a tensor compared, tested or
             # counted on the host, in the forms NSY906's `_compared_by` takes
-            if self.looks_for(Signal.READ, state) and any(
+            if self.looks_for(Signal.IMPLICIT_READ, state) and any(
                 self.device(value) for value in _compared_values(name, call)
             ):
-                self.signal(Signal.READ, state)
+                self.signal(Signal.IMPLICIT_READ, state)
         elif name in T.TEXT_BUILTINS and isinstance(func, ast.Name):
             # `str(t)`, `repr(t)`, `format(t, ".3f")`: text of the tensor's values
-            if self.looks_for(Signal.OUTPUT, state) and call.args and self.device(call.args[0]):
-                self.signal(Signal.OUTPUT, state)
+            if self.looks_for(Signal.IMPLICIT_READ, state) and call.args and self.device(
+                    call.args[0]):
+                self.signal(Signal.IMPLICIT_READ, state)
         elif name == "format" and isinstance(func, ast.Attribute) and isinstance(
                 func.value, ast.Constant) and isinstance(func.value.value, str):
             # `"{:.3f}".format(t)` formats a tensor as `f"{t:.3f}"` does.

@@ -228,7 +228,8 @@ class UnhandledHostRead(Rule):
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
                 "if ", "while ", "assert ", "{", "]", "not ", " and ", " or ", "%", "str(",
                 "repr(", "format(", "max(", "min(", "range(", "any(", "all(")
-    signals = Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE | Signal.DATA_DEPENDENT
+    signals = (Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE
+               | Signal.DATA_DEPENDENT | Signal.IMPLICIT_READ)
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
