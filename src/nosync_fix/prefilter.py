@@ -307,6 +307,9 @@ class _Scanner:
         #: forward methods, ``def rope_update(rope_forward)``): its wrapper and helpers.
         self.forward_wrappers: set[int] = set()
         self.record: set[tuple[int, int]] | None = None
+        #: ids of the tests of conditions and their `and`/`or`/`not` parts: CONDITION's
+        #: (a `not t` or `t and x` elsewhere is an IMPLICIT_READ)
+        self._tests: set[int] = set()
         #: The file may hold output calls in traced code (Signal.TRACED_OUTPUT).
         self.traced_output = (
             ("forward" in text or bool(self.compiled_names or self.compiled_definitions))
@@ -536,7 +539,19 @@ class _Scanner:
         elif isinstance(node, ast.Attribute):
             self.expression(node.value, state)
 
+    def _mark_test(self, test: ast.expr) -> None:
+        while True:
+            self._tests.add(id(test))
+            if isinstance(test, ast.BoolOp):
+                for value in test.values:
+                    self._mark_test(value)
+                return
+            if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+                return
+            test = test.operand
+
     def condition(self, test: ast.expr, state: int) -> None:
+        self._mark_test(test)
         if self.looks_for(Signal.CONDITION, state) and (
                 self.device(test) or self.tensors.mentions_model_argument(test)):
             self.signal(Signal.CONDITION, state)
@@ -556,6 +571,7 @@ class _Scanner:
             if kind is ast.Call:
                 self._call(current, where)  # type: ignore[arg-type]
             elif kind is ast.IfExp:  # `a if <test> else b`: the rules judge the test
+                self._mark_test(current.test)  # type: ignore[attr-defined]
                 if self.looks_for(Signal.CONDITION, where) and (self.device(
                     current.test  # type: ignore[attr-defined]
                 ) or self.tensors.mentions_model_argument(current.test)):  # type: ignore
@@ -570,9 +586,9 @@ class _Scanner:
                     current  # type: ignore[arg-type]
                 ) or self._formats_element(current)):  # type: ignore[arg-type]
                     self.signal(Signal.OUTPUT, where)
-            elif kind is ast.UnaryOp and isinstance(current.op, ast.Not) or (  # type: ignore
+            elif (kind is ast.UnaryOp and isinstance(current.op, ast.Not) or (  # type: ignore
                 kind is ast.BoolOp
-            ):  # `flag = not t`, `t and x`: a test for truth outside a condition
+            )) and id(current) not in self._tests:  # `flag = not t`, `t and x` elsewhere
                 if self.looks_for(Signal.IMPLICIT_READ, where) and self.device(
                     current  # type: ignore[arg-type]
                 ):
@@ -604,6 +620,7 @@ class _Scanner:
             stack.append((generator.iter, state if index == 0 else hot))
             self.target(generator.target, hot)
             for condition in generator.ifs:
+                self._mark_test(condition)
                 if self.looks_for(Signal.CONDITION, hot) and self.device(condition):
                     self.signal(Signal.CONDITION, hot)
                 stack.append((condition, hot))
