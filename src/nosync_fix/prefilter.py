@@ -589,9 +589,12 @@ class _Scanner:
             elif (kind is ast.UnaryOp and isinstance(current.op, ast.Not) or (  # type: ignore
                 kind is ast.BoolOp
             )) and id(current) not in self._tests:  # `flag = not t`, `t and x` elsewhere
-                if self.looks_for(Signal.IMPLICIT_READ, where) and self.device(
-                    current  # type: ignore[arg-type]
-                ):
+                # what is tested: the operand of `not`, every value of `and`/`or` but the
+                # last (which is the result, not tested)
+                tested = current.values[:-1] if kind is ast.BoolOp else [  # type: ignore
+                    current.operand]  # type: ignore[attr-defined]
+                if self.looks_for(Signal.IMPLICIT_READ, where) and any(
+                        self.device(value) for value in tested):
                     self.signal(Signal.IMPLICIT_READ, where)
             elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
                 current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
