@@ -330,6 +330,15 @@ class MaybeTensors:
             how == "value" and isinstance(value, ast.Call) and self._may_be_made_on_host(value)
             for how, value in self._bindings_of(node))
 
+    def sequence(self, node: ast.expr) -> bool:
+        """Whether ``node`` may be a Python sequence for NSY906 (``_sequence``): a list,
+        tuple or string literal, a list comprehension, or a name some binding of which is
+        one (NSY906 wants it the name's only binding)."""
+        if isinstance(node, ast.Name):
+            return any(how == "value" and _sequence_literal(value)
+                       for how, value in self._bindings_of(node))
+        return _sequence_literal(node)
+
     def _bound_more_than_once(self, node: ast.Name) -> bool:
         """Whether the rules' ``single_binding_value`` certainly finds no single binding of
         ``name``: its use resolves to one scope, where it is bound at least twice by
@@ -1166,6 +1175,12 @@ def _is_read_call(call: ast.Call) -> bool:
     its receiver."""
     func = call.func
     return isinstance(func, ast.Attribute) and (func.attr in T.READ_METHODS or func.attr == "to")
+
+
+def _sequence_literal(node: ast.AST | None) -> bool:
+    """A list, tuple or string literal, or a list comprehension."""
+    return isinstance(node, (ast.List, ast.Tuple, ast.ListComp)) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str))
 
 
 def _takes_tensors(q: str) -> bool:

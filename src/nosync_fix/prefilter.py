@@ -646,8 +646,8 @@ class _Scanner:
         # NSY906 takes only a literal, a comprehension or a name for the sequence.
         if isinstance(base, _SEQUENCE_SPELLINGS) and not isinstance(
                 index, (ast.Slice, ast.Tuple, ast.Constant)) and self.looks_for(
-                Signal.IMPLICIT_READ, state) and not self.tensors.tensor(base) \
-                and not self.tensors.module(base) and self.device(index):
+                Signal.IMPLICIT_READ, state) and self.tensors.sequence(base) \
+                and self.device(index):
             self.signal(Signal.IMPLICIT_READ, state)
         self.expression(index, state)
 
