@@ -951,6 +951,27 @@ def method_receiver(call: cst.Call) -> cst.BaseExpression | None:
     return call.func.value if isinstance(call.func, cst.Attribute) else None
 
 
+def assignment_of(md: Metadata, target: cst.CSTNode | None) -> cst.Assign | None:
+    """The ``... = value`` statement in which the name ``target`` is a whole target of its
+    own (not unpacked from a tuple, not ``+=``, not ``for``), or None."""
+    holder = md.parent(target) if isinstance(target, cst.Name) else None
+    assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    return assign if isinstance(assign, cst.Assign) else None
+
+
+def sole_value(md: Metadata, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of ``NAME = value`` when that is the only binding of the name the use
+    ``name`` refers to, in whatever scope binds it (a module's ``classes = ("cat",
+    "dog")`` seen from a function), else None."""
+    access = md.access(name)
+    referents = list(access.referents) if access is not None else []
+    if len(referents) != 1 or not isinstance(referents[0], Assignment) or len(
+            referents[0].scope.assignments[referents[0].name]) != 1:
+        return None
+    assign = assignment_of(md, referents[0].node)
+    return assign.value if assign is not None and len(assign.targets) == 1 else None
+
+
 def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 

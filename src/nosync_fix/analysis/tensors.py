@@ -33,6 +33,7 @@ from .base import (
     compares_with_text,
     dotted_name,
     positional_args,
+    sole_value,
     visit,
 )
 
@@ -495,20 +496,8 @@ class TensorFacts:
     def _tuple_constant(self, types: cst.BaseExpression) -> cst.BaseExpression:
         """The tuple a name of types stands for when a plain ``NAME = (int, str)`` is the
         name's only binding (``PRIMITIVE_TYPES``, at module level), else ``types``."""
-        access = self.md.access(types) if isinstance(types, cst.Name) else None
-        if access is None:
-            return types
-        bindings = list(access.referents)
-        if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(
-                bindings[0].node, cst.Name) or len(
-                bindings[0].scope.assignments[bindings[0].name]) != 1:
-            return types
-        holder = self.md.parent(bindings[0].node)
-        assign = self.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(
-                assign.value, cst.Tuple):
-            return assign.value
-        return types
+        value = sole_value(self.md, types) if isinstance(types, cst.Name) else None
+        return value if isinstance(value, cst.Tuple) else types
 
     def _reaching(self, use: cst.Name, referents: list[BaseAssignment]) -> list[BaseAssignment]:
         """The assignments that can reach ``use``: a plain ``x = ...`` statement that

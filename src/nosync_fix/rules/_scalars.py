@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..analysis import HostRead, Kind, ModuleAnalysis
 from ..analysis import _tables as T
-from ..analysis.base import Metadata, call_name, keyword_arg, positional_args
+from ..analysis.base import assignment_of, call_name, keyword_arg, positional_args
 from ._helpers import detached, method_call
 
 #: Operators under which a tensor behaves like the Python number it replaces.
@@ -296,14 +296,6 @@ def single_binding_value(analysis: ModuleAnalysis,
     if isinstance(annotated, cst.AnnAssign) and annotated.target is target:
         return annotated.value
     return None
-
-
-def assignment_of(md: Metadata, target: cst.CSTNode | None) -> cst.Assign | None:
-    """The ``... = value`` statement in which the name ``target`` is a whole target of its
-    own (not unpacked from a tuple, not ``+=``, not ``for``), or None."""
-    holder = md.parent(target) if isinstance(target, cst.Name) else None
-    assign = md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-    return assign if isinstance(assign, cst.Assign) else None
 
 
 def is_scalar_shaped(analysis: ModuleAnalysis, expr: cst.BaseExpression,

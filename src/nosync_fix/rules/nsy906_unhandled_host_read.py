@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..analysis import Kind
 from ..analysis import _tables as T
-from ..analysis.base import call_name, dotted_name
+from ..analysis.base import call_name, dotted_name, sole_value
 from ..analysis.reads import on_host
 from ..prefilter import Signal
 from ._device import dtype_family
@@ -405,16 +405,7 @@ class UnhandledHostRead(Rule):
         """Whether ``expr`` is certainly a list, a tuple or a string: a literal, a
         comprehension, or a name whose one binding is one (``classes = ("cat", "dog")``)."""
         if isinstance(expr, cst.Name):
-            access = self.md.access(expr)
-            referents = list(access.referents) if access is not None else []
-            if len(referents) != 1 or len(referents[0].scope.assignments[expr.value]) != 1:
-                return False
-            target = getattr(referents[0], "node", None)
-            holder = self.md.parent(target) if isinstance(target, cst.Name) else None
-            assign = self.md.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-                return False
-            expr = assign.value
+            expr = sole_value(self.md, expr)  # type: ignore[assignment]
         return isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.SimpleString,
                                  cst.ConcatenatedString))
 
