@@ -108,8 +108,6 @@ _TRACED_OUTPUT_NAMES = frozenset({"print", "warn", "warning_once", "info_once"})
     T.LOGGING_METHODS)
 
 _OUTPUT_FUNCTIONS = frozenset({"print", "pprint"})
-#: How a Python sequence that NSY906 knows may be spelled where it is indexed.
-_SEQUENCE_SPELLINGS = (ast.Name, ast.List, ast.Tuple, ast.ListComp, ast.Constant)
 #: Methods that read a tensor handed to them as it is (TensorBoard's writer, tqdm's bar).
 _HANDED_TENSOR_METHODS = T.SCALAR_WRITER_METHODS | {"set_postfix", "set_postfix_str"}
 _DATA_DEPENDENT = frozenset({
@@ -540,6 +538,8 @@ class _Scanner:
             self.expression(node.value, state)
 
     def _mark_test(self, test: ast.expr) -> None:
+        """Remember ``test`` and its ``and``/``or``/``not`` parts as a condition's (a chain of
+        ``not`` walked without recursion)."""
         while True:
             self._tests.add(id(test))
             if isinstance(test, ast.BoolOp):
@@ -644,8 +644,7 @@ class _Scanner:
             self.signal(Signal.DATA_DEPENDENT, state)
         # `classes[pred]`: a Python sequence indexed by a tensor calls `pred.__index__()`.
         # NSY906 takes only a literal, a comprehension or a name for the sequence.
-        if isinstance(base, _SEQUENCE_SPELLINGS) and not isinstance(
-                index, (ast.Slice, ast.Tuple, ast.Constant)) and self.looks_for(
+        if not isinstance(index, (ast.Slice, ast.Tuple, ast.Constant)) and self.looks_for(
                 Signal.IMPLICIT_READ, state) and self.tensors.sequence(base) \
                 and self.device(index):
             self.signal(Signal.IMPLICIT_READ, state)

@@ -303,20 +303,25 @@ class UnhandledHostRead(Rule):
             # `any(x > 0)`: one test per element. Only of an expression that makes a tensor
             # (a name may be a list the analysis takes for one, as for `max(x)` below).
             tested = node.args[0].value
-            return "elements" if len(node.args) == 1 and isinstance(tested, (
-                cst.Comparison, cst.Call, cst.UnaryOperation, cst.BinaryOperation)) and (
-                self.analysis.kind(tested) is Kind.TENSOR) and not certainly_on_host(
-                self.analysis, tested) and not host_only(self.analysis, tested) else None
+            if len(node.args) == 1 and isinstance(tested, (
+                    cst.Comparison, cst.Call, cst.UnaryOperation, cst.BinaryOperation)) and (
+                    self._on_device(tested)):
+                return "elements"
+            return None
         if node.func.value != "range" and len(node.args) == 1:
             if not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
                 return None
             values = [e.value for e in node.args[0].value.elements]  # max([a, b])
         else:
             values = [a.value for a in node.args]
-        if not any(self.analysis.kind(v) is Kind.TENSOR and not certainly_on_host(
-                self.analysis, v) and not host_only(self.analysis, v) for v in values):
+        if not any(self._on_device(v) for v in values):
             return None
         return "range" if node.func.value == "range" else "compare"
+
+    def _on_device(self, expr: cst.BaseExpression) -> bool:
+        """A tensor not certainly in host memory: reading it may wait for the device."""
+        return self.analysis.kind(expr) is Kind.TENSOR and not certainly_on_host(
+            self.analysis, expr) and not host_only(self.analysis, expr)
 
     def _text_of(self, node: cst.Call) -> cst.BaseExpression | None:
         """What ``str(x)``, ``repr(x)`` or ``format(x, spec)`` (the builtins) make text of."""
@@ -397,8 +402,7 @@ class UnhandledHostRead(Rule):
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return
         index = node.slice[0].slice.value
-        if self.analysis.kind(index) is Kind.TENSOR and self._sequence(node.value) and not (
-                certainly_on_host(self.analysis, index) or host_only(self.analysis, index)):
+        if self._sequence(node.value) and self._on_device(index):
             self._site(node, "lookup")
 
     def _sequence(self, expr: cst.BaseExpression) -> bool:
