@@ -5,7 +5,8 @@
 For the files that ``nosync-fix`` would check under TREE..., in one run:
 
 1. *parse*: a fresh Python process parses every file with ``libcst.parse_module``
-   in ``N`` worker processes (the same pool size as the check);
+   in ``N`` worker processes (the same pool size as the check); of a notebook, the
+   module of its code cells, which is what the check analyses;
 2. *check*: ``nosync-fix --check -j N`` with an empty cache;
 3. *cached*: the same command again, answered from the cache.
 
@@ -204,7 +205,12 @@ def _parse_one(path: str) -> int:
 
     try:
         with open(path, "rb") as handle:
-            libcst.parse_module(handle.read())
+            source = handle.read()
+        if path.endswith(".ipynb"):  # a notebook: the module of its code cells, as checked
+            from nosync_fix.notebook import Notebook
+
+            source = Notebook(source.decode("utf-8")).module
+        libcst.parse_module(source)
     except Exception:  # noqa: BLE001 - a file LibCST rejects is counted, not fatal
         return 1
     return 0

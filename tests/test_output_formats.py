@@ -282,3 +282,18 @@ def test_rdjson_after_a_fix_reports_what_remains(project: Path) -> None:
     (diag,) = out["diagnostics"]  # the safe fix was applied, the unsafe one remains
     assert diag["location"]["range"]["start"] == {"line": 7, "column": 9}
     assert "unsafe" in diag["message"] and diag["suggestions"]
+
+
+def test_a_notebooks_findings_validate_in_sarif_and_rdjson(project: Path) -> None:
+    """A notebook's finding addresses the file without a region (a cell's lines are not
+    the JSON file's): still valid SARIF 2.1.0 and rdjson."""
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": MULTI.splitlines(keepends=True)}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    write(project, "train.ipynb", json.dumps(notebook, indent=1) + "\n")
+    sarif = json.loads(invoke("--check", "--output-format", "sarif", ".").stdout)
+    assert sarif["runs"][0]["results"]
+    assert _errors(sarif, "sarif-schema-2.1.0.json") == []
+    rdjson = json.loads(invoke("--check", "--output-format", "rdjson", ".").stdout)
+    assert rdjson["diagnostics"]
+    assert _errors(rdjson, "rdjson-DiagnosticResult.schema.json") == []

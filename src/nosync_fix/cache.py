@@ -466,11 +466,14 @@ def _finding_to_json(finding: Finding) -> dict[str, Any]:
         "column": finding.column, "end_line": finding.end_line,
         "end_column": finding.end_column, "noqa_line": finding.noqa_line, "fix": None,
     }
+    if finding.cell is not None:
+        data["cell"] = finding.cell
     if finding.fix is not None:
         data["fix"] = {
             "applicability": finding.fix.applicability.value,
             "message": finding.fix.message,
             "edits": [[e.content, e.line, e.column, e.end_line, e.end_column]
+                      + ([e.cell] if e.cell is not None else [])
                       for e in finding.fix.edits],
         }
     return data
@@ -481,7 +484,7 @@ def _finding_from_json(data: dict[str, Any], filename: str) -> Finding:
     return Finding(
         code=data["code"], message=data["message"], filename=filename, line=data["line"],
         column=data["column"], end_line=data["end_line"], end_column=data["end_column"],
-        noqa_line=data["noqa_line"],
+        noqa_line=data["noqa_line"], cell=data.get("cell"),
         fix=None if fix is None else Fix(
             Applicability(fix["applicability"]), fix["message"],
             tuple(Edit(*edit) for edit in fix["edits"])),
@@ -496,7 +499,7 @@ def _entry(key: str, result: FixResult) -> dict[str, Any]:
         "fixed": result.fixed if result.changed else None,
         "error": None,
         "loops": [[loop.line, loop.reads, [list(r) for r in loop.remaining]]
-                  for loop in result.loops],
+                  + ([loop.cell] if loop.cell is not None else []) for loop in result.loops],
     }
     if result.error is not None:
         # The text of a file that failed may not be its bytes decoded: keep it.
@@ -519,7 +522,12 @@ def _result(entry: dict[str, Any], filename: str, source: bytes) -> FixResult:
     if fixed != original:
         from .engine import unified_diff  # LibCST comes with the engine: only when needed
 
-        diff = unified_diff(original, fixed, filename)
+        if filename.endswith(".ipynb"):
+            from .notebook import Notebook
+
+            diff = Notebook(original).cell_diff(fixed, filename)
+        else:
+            diff = unified_diff(original, fixed, filename)
     return FixResult(
         filename=filename, original=original, fixed=fixed,
         findings=tuple(_finding_from_json(f, filename) for f in entry["findings"]),
@@ -527,6 +535,6 @@ def _result(entry: dict[str, Any], filename: str, source: bytes) -> FixResult:
         diff=diff,
         encoding=encoding,
         fixed_bytes=source if fixed == original else fixed.encode(encoding),
-        loops=tuple(LoopSummary(line, reads, tuple((r[0], r[1]) for r in remaining))
-                    for line, reads, remaining in entry.get("loops", ())),
+        loops=tuple(LoopSummary(loop[0], loop[1], tuple((r[0], r[1]) for r in loop[2]),
+                                *loop[3:]) for loop in entry.get("loops", ())),
     )

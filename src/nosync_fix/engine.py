@@ -87,7 +87,28 @@ def process_source(
     with_edits: bool = True,
     rules: Sequence[type[Rule]] | None = None,
 ) -> FixResult:
-    """Check (``fix=False``) or fix one source text; never raises for bad input."""
+    """Check (``fix=False``) or fix one source text; never raises for bad input. A
+    ``filename`` ending in ``.ipynb`` names a Jupyter notebook's JSON text
+    (:mod:`nosync_fix.notebook`)."""
+    if filename.endswith(".ipynb"):
+        from .notebook import process_notebook
+
+        return process_notebook(source, filename, settings, fix=fix, with_edits=with_edits,
+                                rules=rules)
+    return process_python(source, filename, settings, fix=fix, with_edits=with_edits,
+                          rules=rules)
+
+
+def process_python(
+    source: bytes | str,
+    filename: str,
+    settings: Settings,
+    *,
+    fix: bool,
+    with_edits: bool = True,
+    rules: Sequence[type[Rule]] | None = None,
+) -> FixResult:
+    """:func:`process_source` for Python source text, whatever the file's name."""
     try:
         text, encoding = decode(source)
     except _FileFailure as failure:
@@ -431,7 +452,7 @@ def input_compiles(text: str, encoding: str, filename: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text.encode(encoding), filename, "exec", dont_inherit=True)
+            compile(text.encode(encoding), filename, "exec", _flags(filename), dont_inherit=True)
     except SyntaxError as error:
         raise _does_not_compile(error) from None
     except ValueError:
@@ -445,7 +466,7 @@ def source_compiles(text: str, filename: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text, filename, "exec", dont_inherit=True)
+            compile(text, filename, "exec", _flags(filename), dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree_compiles(syntax_check(text, filename), filename)
 
@@ -457,11 +478,17 @@ def tree_compiles(tree: ast.Module, filename: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(tree, filename, "exec", dont_inherit=True)
+            compile(tree, filename, "exec", _flags(filename), dont_inherit=True)
     except SyntaxError as error:
         raise _does_not_compile(error) from None
     except (ValueError, RecursionError, MemoryError):
         pass  # not a verdict on the code (deep code is judged by the analysis' own limit)
+
+
+def _flags(filename: str) -> int:
+    """The compiler's flags for a file: a notebook's cells may ``await`` at their top
+    level, as IPython runs them."""
+    return ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if filename.endswith(".ipynb") else 0
 
 
 def _does_not_compile(error: SyntaxError) -> _FileFailure:
@@ -476,7 +503,7 @@ def check_compiles(text: str, encoding: str, filename: str,
     try:
         with warnings.catch_warnings():  # the user's `x is 1` is not ours to warn about
             warnings.simplefilter("ignore")
-            compile(text.encode(encoding), filename, "exec", dont_inherit=True)
+            compile(text.encode(encoding), filename, "exec", _flags(filename), dont_inherit=True)
         return parse(text)
     except (SyntaxError, ValueError, _FileFailure) as error:
         raise _FileFailure(

@@ -1,6 +1,7 @@
 """Files: finding the sources to check, reading them safely, writing them atomically.
 
-Directories are walked for ``*.py`` and ``*.pyi`` files, skipping the excluded
+Directories are walked for ``*.py``, ``*.pyi`` and ``*.ipynb`` files (Jupyter notebooks,
+as ruff checks them), skipping the excluded
 folders and, inside a git work tree, whatever git ignores. The ignore files are
 read with ``pathspec``, following git's rules (:class:`GitIgnore`); git itself is
 never run: the checked tree may carry its own ``.git/config``, and git runs the
@@ -37,7 +38,7 @@ from pathspec import GitIgnoreSpec
 from .config import Settings
 from .findings import FileError
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 #: The suffix of the temporary file a write goes through before it replaces the original.
 TEMPORARY_SUFFIX = ".nosync-tmp"
 
@@ -77,7 +78,7 @@ def discover(paths: Sequence[str], settings: Settings) -> tuple[list[str], list[
                     add(raw)
                 else:
                     errors.append(FileError(
-                        raw, "not a Python source file (expected .py or .pyi)", "io"))
+                        raw, "not a Python source file (expected .py, .pyi or .ipynb)", "io"))
             elif path.exists():
                 errors.append(FileError(raw, "not a regular file or folder", "io"))
             else:

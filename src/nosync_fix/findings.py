@@ -33,6 +33,8 @@ class Edit:
     column: int
     end_line: int
     end_column: int
+    #: In a notebook, the cell the positions count in (cells numbered from 1).
+    cell: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,16 @@ class Finding:
     fix: Fix | None = None
     #: The line on which a suppression comment (``noqa``) silences this finding.
     noqa_line: int = 0
+    #: In a notebook, the cell the positions count in (cells numbered from 1, as
+    #: Jupyter and ruff number them); None in a Python file.
+    cell: int | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.filename, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.filename, self.cell or 0, self.line, self.column, self.code)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class LoopSummary:
     line: int
     reads: int
     remaining: tuple[tuple[int, str], ...] = ()
+    #: In a notebook, the loop's cell (its lines count in it).
+    cell: int | None = None
 
 
 @dataclass(frozen=True)

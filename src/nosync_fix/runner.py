@@ -35,6 +35,7 @@ from .files import (
     write_atomic,
 )
 from .findings import FileError, FixResult
+from .notebook import code_size, is_notebook
 from .rules import rules_with_codes
 
 
@@ -292,6 +293,9 @@ def _work(filename: str, settings: Settings, mode: Mode, with_edits: bool,
         source = read_source(filename)
     except FileProblem as problem:
         return FileOutcome(filename, error=FileError(filename, str(problem), "io")), None, None
+    skipped = _too_large(filename, settings, source) if is_notebook(filename) else None
+    if skipped is not None:
+        return skipped, None, None
     from .engine import process_source
 
     fix = mode is not Mode.CHECK
@@ -311,10 +315,16 @@ def without_text(result: FixResult) -> FixResult:
     return dataclasses.replace(result, original="", fixed="", fixed_bytes=b"", diff="")
 
 
-def _too_large(filename: str, settings: Settings) -> FileOutcome | None:
-    """The outcome of a file over ``max-file-size``: skipped, with the reason."""
-    size = _size(filename)
-    if size <= settings.max_file_size:
+def _too_large(filename: str, settings: Settings, source: bytes | None = None
+               ) -> FileOutcome | None:
+    """The outcome of a file over ``max-file-size``: skipped, with the reason. A notebook
+    is measured by its code once read (``source``): its outputs (plots, tables) are no
+    part of the analysis, and often weigh more than the limit."""
+    if is_notebook(filename):
+        size = code_size(source) if source is not None else None
+    else:
+        size = _size(filename)
+    if size is None or size <= settings.max_file_size:
         return None
     return FileOutcome(filename, skipped=too_large(size, settings.max_file_size))
 

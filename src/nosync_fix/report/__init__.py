@@ -32,10 +32,10 @@ class Summary:
 
 def remaining_findings(outcomes: Sequence[FileOutcome]) -> list[Finding]:
     """The findings left in the files, including those of a file that was analysed but not
-    changed and then failed (a link out of the checked paths): its findings are real."""
+    changed and then failed (a link out of the checked paths, a notebook whose fixes could
+    not be written back): its findings are real."""
     found = [f for o in outcomes if o.result is not None and (
-        o.error is None or (o.result.error is None and not o.result.changed))
-        for f in o.result.findings]
+        o.error is None or not o.result.changed) for f in o.result.findings]
     return sorted(found, key=Finding.sort_key)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..findings import Applicability, FileError, Finding
+from ..findings import Applicability, Edit, FileError, Finding
 from ..rules import all_rules, rule_by_code
 
 #: The project's repository: ``[project.urls] Repository`` in pyproject.toml.
@@ -43,14 +43,10 @@ def to_json(findings: Sequence[Finding]) -> str:
             fix = {
                 "applicability": f.fix.applicability.value,
                 "message": f.fix.message,
-                "edits": [
-                    {"content": e.content, "location": _location(e.line, e.column),
-                     "end_location": _location(e.end_line, e.end_column)}
-                    for e in f.fix.edits
-                ],
+                "edits": [_json_edit(e) for e in f.fix.edits],
             }
         items.append({
-            "cell": None,
+            "cell": f.cell,
             "code": f.code,
             "end_location": _location(f.end_line, f.end_column),
             "filename": os.path.abspath(f.filename) if f.filename != "-" else f.filename,
@@ -61,6 +57,22 @@ def to_json(findings: Sequence[Finding]) -> str:
             "url": rule_url(f.code),
         })
     return json.dumps(items, indent=2, ensure_ascii=False)
+
+
+def _json_edit(edit: Edit) -> dict[str, Any]:
+    data: dict[str, Any] = {"content": edit.content, "location": _location(edit.line, edit.column),
+                            "end_location": _location(edit.end_line, edit.end_column)}
+    if edit.cell is not None:  # a notebook's: ruff's edits say no cell, ours may lie in another
+        data["cell"] = edit.cell
+    return data
+
+
+def _in_cell(finding: Finding) -> str:
+    """``cell 3, line 4, column 5: `` for a notebook's finding, whose positions no format that
+    addresses the file's own lines can carry (they point into the JSON); else nothing."""
+    if finding.cell is None:
+        return ""
+    return f"cell {finding.cell}, line {finding.line}, column {finding.column}: "
 
 
 def _escape_data(text: str) -> str:
@@ -75,11 +87,12 @@ def to_github(findings: Sequence[Finding], errors: Sequence[FileError]) -> str:
     """GitHub Actions workflow commands: one ``::warning`` per finding."""
     lines = []
     for f in findings:
+        where = "" if f.cell is not None else (
+            f",line={f.line},col={f.column},endLine={f.end_line},endColumn={f.end_column}")
         lines.append(
             f"::warning title={_escape_property('nosync-fix ' + f.code)},"
-            f"file={_escape_property(f.filename)},line={f.line},col={f.column},"
-            f"endLine={f.end_line},endColumn={f.end_column}::"
-            f"{_escape_data(f.code + ' ' + f.message)}")
+            f"file={_escape_property(f.filename)}{where}::"
+            f"{_escape_data(_in_cell(f) + f.code + ' ' + f.message)}")
     for e in errors:
         lines.append(f"::error title=nosync-fix,file={_escape_property(e.filename)}::"
                      f"{_escape_data(e.message)}")
@@ -113,7 +126,7 @@ def to_sarif(findings: Sequence[Finding], errors: Sequence[FileError], version: 
             "ruleId": f.code,
             "ruleIndex": index.get(f.code, 0),
             "level": "warning",
-            "message": {"text": f.message},
+            "message": {"text": _in_cell(f) + f.message},
             "locations": [{
                 "physicalLocation": {
                     "artifactLocation": _artifact(f.filename, base),
@@ -122,7 +135,9 @@ def to_sarif(findings: Sequence[Finding], errors: Sequence[FileError], version: 
                 },
             }],
         }
-        if f.fix is not None and f.fix.edits:
+        if f.cell is not None:  # the lines of a cell are not the file's
+            del result["locations"][0]["physicalLocation"]["region"]
+        elif f.fix is not None and f.fix.edits:
             unsafe = f.fix.applicability is Applicability.UNSAFE
             description = f.fix.message + (
                 " (unsafe fix: applied only with --unsafe-fixes)" if unsafe else "")
@@ -213,17 +228,17 @@ def to_rdjson(findings: Sequence[Finding], errors: Sequence[FileError], root: st
         message = f.message
         if f.fix is not None and f.fix.applicability is Applicability.UNSAFE:
             message += " (unsafe fix: applied only with --unsafe-fixes)"
+        location: dict[str, Any] = {"path": _relative_path(f.filename, base)}
+        if f.cell is None:  # the lines of a notebook's cell are not the file's
+            location["range"] = {"start": position(f.filename, f.line, f.column),
+                                 "end": position(f.filename, f.end_line, f.end_column)}
         diagnostic: dict[str, Any] = {
-            "message": message,
-            "location": {
-                "path": _relative_path(f.filename, base),
-                "range": {"start": position(f.filename, f.line, f.column),
-                          "end": position(f.filename, f.end_line, f.end_column)},
-            },
+            "message": _in_cell(f) + message,
+            "location": location,
             "severity": "WARNING",
             "code": {"value": f.code, "url": rule_url(f.code)},
         }
-        if f.fix is not None and f.fix.edits:
+        if f.cell is None and f.fix is not None and f.fix.edits:
             diagnostic["suggestions"] = [{
                 "range": {"start": position(f.filename, e.line, e.column),
                           "end": position(f.filename, e.end_line, e.end_column)},

@@ -15,16 +15,21 @@ from . import Summary, is_applicable
 
 
 def finding_line(finding: Finding, unsafe_fixes: bool, color: bool) -> str:
-    """``path:line:col: CODE [*] message``; ``[*]`` marks a fix applicable right now."""
-    location = f"{finding.filename}:{finding.line}:{finding.column}:"
+    """``path:line:col: CODE [*] message`` (``path:cell N:line:col`` in a notebook, as ruff
+    writes it); ``[*]`` marks a fix applicable right now."""
+    where = f":{_cell(finding.cell)}{finding.line}:{finding.column}:"
+    location = finding.filename + where
     code = finding.code
     mark = " [*]" if is_applicable(finding, unsafe_fixes) else ""
     if color:
-        location = click.style(finding.filename, bold=True) + click.style(
-            f":{finding.line}:{finding.column}:", fg="cyan")
+        location = click.style(finding.filename, bold=True) + click.style(where, fg="cyan")
         code = click.style(code, fg="red", bold=True)
         mark = click.style(mark, fg="cyan") if mark else ""
     return f"{location} {code}{mark} {finding.message}"
+
+
+def _cell(cell: int | None) -> str:
+    return "" if cell is None else f"cell {cell}:"
 
 
 def error_line(error: FileError, color: bool) -> str:
@@ -102,7 +107,7 @@ def loop_lines(outcomes: Sequence[FileOutcome]) -> list[str]:
             after = f"{len(left)} after the offered fixes"
             if left:
                 after += f": {name_lines(left)}"
-            lines.append(f"loop at {outcome.result.filename}:{loop.line}: "
+            lines.append(f"loop at {outcome.result.filename}:{_cell(loop.cell)}{loop.line}: "
                          f"{_plural(loop.reads, 'host read')} per iteration, {after}")
     return ["", "Per loop:", *lines] if lines else []
 

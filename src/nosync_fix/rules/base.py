@@ -116,7 +116,34 @@ class Rule(cst.BatchableCSTVisitor):
                       "fix's `.double()` raises there)")
             message += reason
             rewrite = replace(rewrite.unsafe(), message=rewrite.message + reason)
+        if rewrite is not None and rewrite.applicability is Applicability.SAFE and (
+                rewrite.after and self.context.filename.endswith(".ipynb")
+                and not self._converts_locals_only(node, rewrite)):
+            reason = (" (unsafe in a notebook: a loop stopped by an interrupt leaves the "
+                      "kernel's variables as they are, and the conversion this fix adds "
+                      "after the loop does not run, so tensors stay where numbers were)")
+            message += reason
+            rewrite = replace(rewrite.unsafe(), message=rewrite.message + reason)
         self.reports.append(Report(type(self), node, message, rewrite))
+
+    def _converts_locals_only(self, node: cst.CSTNode, rewrite: Rewrite) -> bool:
+        """Whether every statement ``rewrite`` adds after a loop binds a local name of the
+        function around ``node``: an interrupt there throws the function's locals away."""
+        function = self.md.enclosing_function(node)
+        if function is None:
+            return False
+        declared = {name.name.value for found, _ in walk(function)
+                    if isinstance(found, (cst.Global, cst.Nonlocal)) for name in found.names}
+        for _, statements in rewrite.after:
+            for statement in statements:
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    return False
+                for small in statement.body:
+                    if not isinstance(small, cst.Assign) or not all(
+                            isinstance(t.target, cst.Name) and t.target.value not in declared
+                            for t in small.targets):
+                        return False
+        return True
 
     def leftovers(self, covered: Callable[[cst.CSTNode], bool]) -> None:
         """For a ``fallback`` rule: report the sites for which ``covered`` is false."""

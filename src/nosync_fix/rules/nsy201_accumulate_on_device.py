@@ -105,6 +105,12 @@ class AccumulateOnDevice(Rule):
     inside a nested function, or after an `except` that could stop the loop
     midway (the conversion after the loop would not run).
 
+    In a Jupyter notebook, a fix that converts the value after a loop at a cell's top
+    level is unsafe: stopping a loop is routine there and the kernel keeps its variables,
+    so after an interrupt the conversion never runs and a tensor is left where the
+    original left a number. Inside a function, whose locals the interrupt discards, the
+    fix keeps its safety.
+
     Precision: Python adds floats in float64, and so does the fix: each
     float read is cast with `.double()` (exact for float32, float16 and
     bfloat16 values) and the sum is kept in float64, so every addition

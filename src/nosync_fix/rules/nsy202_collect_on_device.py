@@ -126,6 +126,11 @@ class CollectOnDevice(Rule):
     conversion: stored elsewhere before the loop, or read after an `except`
     that can stop the loop midway.
 
+    In a Jupyter notebook, a fix that converts the list after a loop at a cell's top
+    level (or a slice of a list that outlives the function) is unsafe: stopping a loop is
+    routine there and the kernel keeps its variables, so after an interrupt the
+    conversion never runs and tensors are left where the original left numbers.
+
     A `math` function of a read (`ppl.append(math.exp(loss.item()))`, or any
     expression of one read, number literals, arithmetic and `math` functions)
     collects the tensor and applies the same expression to each converted value

@@ -89,6 +89,12 @@ class RunningExtremeOnDevice(Rule):
     direction Python evaluates it (`max(x, best)` becomes
     `torch.where(best > x, best, x)`), and the if-form keeps its own comparison.
 
+    In a Jupyter notebook, a fix that converts the value after a loop at a cell's top
+    level is unsafe: stopping a loop is routine there and the kernel keeps its variables,
+    so after an interrupt the conversion never runs and a tensor is left where the
+    original left a number. Inside a function, whose locals the interrupt discards, the
+    fix keeps its safety.
+
     The fix is safe when the read is certainly of a tensor whose dtype family
     matches the start value (a float start and a floating tensor, or an int start
     and an integer tensor) and the start value is held exactly by every dtype the
