@@ -370,3 +370,15 @@ def test_stdin_named_as_a_notebook_is_read_as_one() -> None:
     fixed = json.loads(result.stdout)
     assert "    total += loss.detach().double()\n" in fixed["cells"][2]["source"]
     assert "t.ipynb:cell 5:3:5: NSY103" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["nb.ipynb", "--entry", "main"], ["--profile", "nb.ipynb"]])
+def test_nosync_verify_says_it_runs_scripts_not_notebooks(project: Path, args: list[str],
+                                                          capsys) -> None:
+    from nosync_fix.verify.cli import main as verify_main
+
+    (project / "nb.ipynb").write_text(TRAIN, encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        verify_main(args)
+    assert stopped.value.code == 2
+    assert "export the notebook with `jupyter nbconvert --to script`" in capsys.readouterr().err

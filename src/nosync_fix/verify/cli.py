@@ -115,6 +115,8 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
             file, entry = str(path), entry or named
         elif Path(spec).is_dir():
             raise click.UsageError(f"FILE {spec!r} is a directory")
+        elif spec.endswith(".ipynb"):
+            raise click.UsageError(_NOTEBOOK)
         if entry is None:
             raise click.UsageError("Missing option '--entry' (or FILE as PKG.MOD:ENTRY).")
         report = verify(file, entry, inputs=inputs, after=after, device=device, trials=trials,
@@ -173,6 +175,8 @@ def profile_command(device: str, no_breaks: bool, top: int | None, json_out: str
     """
     from .profile import profile_script, render
 
+    if script.endswith(".ipynb"):
+        raise click.UsageError(_NOTEBOOK)
     if device == "auto":
         import torch
 
@@ -180,6 +184,11 @@ def profile_command(device: str, no_breaks: bool, top: int | None, json_out: str
     profile = profile_script(script, list(script_args), device=device, breaks=not no_breaks)
     _emit(render(profile, top), profile.as_dict(), json_out)
     return EXIT_OK
+
+
+#: nosync-fix checks notebooks; running one needs a kernel, which nosync-verify does not start.
+_NOTEBOOK = ("nosync-verify runs Python files, not notebooks: export the notebook with "
+             "`jupyter nbconvert --to script`, then verify the script")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
