@@ -37,6 +37,12 @@ NOTEBOOK_SUFFIX = ".ipynb"
 
 #: An assignment of a shell or magic command's output: ``files = !ls``, ``t = %timeit -o f()``.
 _ASSIGNED_ESCAPE = re.compile(r"[\w.\[\], ()*]+=\s*[!%]")
+#: Line magics IPython runs without their ``%`` (automagic), and its shell aliases.
+_AUTOMAGIC = re.compile(
+    r"(pip|conda|mamba|cd|env|set_env|time|timeit|matplotlib|load_ext|reload_ext|"
+    r"autoreload|aimport|run|pylab|capture|sx|system|pwd|ls|mkdir|rmdir|rm|cp|mv|cat|"
+    r"who|whos|reset|store|history|config|pdb|debug|prun|bookmark|alias)[ \t]+"
+    r"(?![=(\[,:)]|==)")
 #: Help on an object: ``obj?``, ``obj.attr??``.
 _HELP = re.compile(r"[\w.]+\?\??\s*\Z")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
@@ -331,20 +337,21 @@ def _boundary(number: int) -> str:
 
 
 def _hide_ipython(source: str, counter: int) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """The cell's text with each IPython line that starts a statement replaced by a
-    ``pass`` of the same indentation, and the (placeholder, original) pairs."""
+    """The cell's text with each IPython line that starts a statement (and each line a
+    trailing backslash continues it onto) replaced by a ``pass`` of the statement's
+    indentation, and the (placeholder, original) pairs."""
     lines = _LINE.findall(source)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     hidden = []
-    for i in _statement_starts(lines):
+    indent = ""
+    for i, first in _ipython_lines(lines):
         line = lines[i].rstrip("\n")
-        body = line.lstrip(" \t")
-        if _is_escape(body):
-            indent = line[:len(line) - len(body)]
-            placeholder = f"{indent}pass  # nosync-fix: IPython line {counter + len(hidden)}"
-            hidden.append((placeholder, line))
-            lines[i] = placeholder + "\n"
+        if first:
+            indent = line[:len(line) - len(line.lstrip(" \t"))]
+        placeholder = f"{indent}pass  # nosync-fix: IPython line {counter + len(hidden)}"
+        hidden.append((placeholder, line))
+        lines[i] = placeholder + "\n"
     return "".join(lines), tuple(hidden)
 
 
@@ -353,23 +360,41 @@ def _is_escape(body: str) -> bool:
         return True
     if body.startswith("from __future__ import") and not body.rstrip().endswith(("(", "\\")):
         return True  # valid at the top of any cell, not in the middle of one module
-    return bool(_ASSIGNED_ESCAPE.match(body) or _HELP.match(body))
+    return bool(_ASSIGNED_ESCAPE.match(body) or _HELP.match(body) or _is_automagic(body))
 
 
-def _statement_starts(lines: Sequence[str]) -> list[int]:
-    """The lines that begin a logical line: outside brackets, strings and backslash
-    continuations (a line starting with ``%`` inside brackets is Python's modulo)."""
-    starts = []
+def _is_automagic(body: str) -> bool:
+    """A line magic without its ``%`` (IPython's automagic: ``pip install x``, ``cd ..``):
+    a magic's name, then what no Python statement starting with that name has."""
+    if not _AUTOMAGIC.match(body):
+        return False
+    try:
+        compile(body, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False  # Python as it stands (``ls -l`` is a subtraction): analysed as such
+
+
+def _ipython_lines(lines: Sequence[str]) -> list[tuple[int, bool]]:
+    """(index, whether it starts the escape) of every line of IPython syntax: each line
+    that begins a logical line (outside brackets, strings and backslash continuations: a
+    line starting with ``%`` inside brackets is Python's modulo) with an escape, and the
+    lines its trailing backslashes continue it onto (``!pip install a \\``)."""
+    found = []
     depth = 0
     quote = ""  # the open triple quote, if any
-    continued = False
+    continued = escaped = False
     for i, line in enumerate(lines):
-        if not depth and not quote and not continued:
-            starts.append(i)
-            if _is_escape(line.lstrip(" \t")):
-                continue  # not Python: nothing in it opens a bracket or a string
+        if escaped:  # shell text continued: not Python, nothing in it opens anything
+            found.append((i, False))
+            escaped = line.rstrip("\n").endswith("\\")
+            continue
+        if not depth and not quote and not continued and _is_escape(line.lstrip(" \t")):
+            found.append((i, True))
+            escaped = line.rstrip("\n").endswith("\\")
+            continue
         depth, quote, continued = _scan(line, depth, quote)
-    return starts
+    return found
 
 
 def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
