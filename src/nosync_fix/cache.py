@@ -54,6 +54,7 @@ from typing import Any
 
 from .config import Settings
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult, LoopSummary
+from .notebook import is_notebook
 
 APP_NAME = "nosync-fix"
 DATABASE_NAME = "cache.sqlite"
@@ -522,7 +523,7 @@ def _result(entry: dict[str, Any], filename: str, source: bytes) -> FixResult:
     if fixed != original:
         from .engine import unified_diff  # LibCST comes with the engine: only when needed
 
-        if filename.endswith(".ipynb"):
+        if is_notebook(filename):
             from .notebook import Notebook
 
             diff = Notebook(original).cell_diff(fixed, filename)

@@ -53,6 +53,7 @@ from .analysis.base import Metadata, Source, parsing, walk
 from .config import Settings
 from .findings import Applicability, Edit, FileError, Finding, Fix, FixResult
 from .noqa import Suppressions, parse_suppressions
+from .notebook import is_notebook
 from .rewrite import Rewrite
 from .rules import Report, Rule, RuleContext
 from .wrap import wrap_new_long_lines
@@ -90,7 +91,7 @@ def process_source(
     """Check (``fix=False``) or fix one source text; never raises for bad input. A
     ``filename`` ending in ``.ipynb`` names a Jupyter notebook's JSON text
     (:mod:`nosync_fix.notebook`)."""
-    if filename.endswith(".ipynb"):
+    if is_notebook(filename):
         from .notebook import process_notebook
 
         return process_notebook(source, filename, settings, fix=fix, with_edits=with_edits,
@@ -488,7 +489,7 @@ def tree_compiles(tree: ast.Module, filename: str) -> None:
 def _flags(filename: str) -> int:
     """The compiler's flags for a file: a notebook's cells may ``await`` at their top
     level, as IPython runs them."""
-    return ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if filename.endswith(".ipynb") else 0
+    return ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if is_notebook(filename) else 0
 
 
 def _does_not_compile(error: SyntaxError) -> _FileFailure:

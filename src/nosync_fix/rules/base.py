@@ -26,6 +26,7 @@ import libcst as cst
 from ..analysis import ModuleAnalysis
 from ..analysis.base import walk
 from ..findings import Applicability
+from ..notebook import is_notebook
 from ..prefilter import Signal
 from ..rewrite import Rewrite
 
@@ -117,7 +118,7 @@ class Rule(cst.BatchableCSTVisitor):
             message += reason
             rewrite = replace(rewrite.unsafe(), message=rewrite.message + reason)
         if rewrite is not None and rewrite.applicability is Applicability.SAFE and (
-                rewrite.after and self.context.filename.endswith(".ipynb")
+                rewrite.after and is_notebook(self.context.filename)
                 and not self._converts_locals_only(node, rewrite)):
             reason = (" (unsafe in a notebook: a loop stopped by an interrupt leaves the "
                       "kernel's variables as they are, and the conversion this fix adds "

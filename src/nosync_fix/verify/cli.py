@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from ..notebook import is_notebook
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -115,7 +117,7 @@ def command(file: str | None, module: str | None, entry: str | None, inputs: str
             file, entry = str(path), entry or named
         elif Path(spec).is_dir():
             raise click.UsageError(f"FILE {spec!r} is a directory")
-        elif spec.endswith(".ipynb"):
+        elif is_notebook(spec):
             raise click.UsageError(_NOTEBOOK)
         if entry is None:
             raise click.UsageError("Missing option '--entry' (or FILE as PKG.MOD:ENTRY).")
@@ -175,7 +177,7 @@ def profile_command(device: str, no_breaks: bool, top: int | None, json_out: str
     """
     from .profile import profile_script, render
 
-    if script.endswith(".ipynb"):
+    if is_notebook(script):
         raise click.UsageError(_NOTEBOOK)
     if device == "auto":
         import torch
