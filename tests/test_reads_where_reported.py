@@ -10,7 +10,9 @@ when the program runs, and no others (counted by the host-read counter of
   ``any``/``all`` of host values do not. ``max`` of one tensor
   (over its elements) reads too, and is left unreported on purpose (see NSY906);
 - ``sequence_lookup``: a list, tuple or string indexed by a tensor reads it; a dict's
-  lookup, a tensor indexed by a tensor and host indices do not.
+  lookup, a tensor indexed by a tensor and host indices do not;
+- ``membership``: ``x in t`` and ``x not in t`` of a tensor read it; ``in`` of a list, a
+  dict, a shape or a string does not.
 """
 
 from __future__ import annotations
@@ -67,3 +69,14 @@ def test_sequence_lookups_read_where_reported() -> None:
     reported, read = _reported_and_read("sequence_lookup", Table())
     assert len(reported) == 3
     assert reported == read, (sorted(reported), sorted(read))
+
+
+def test_membership_tests_read_where_reported() -> None:
+    reported, read = _reported_and_read("membership", [2, 3])
+    # A tensor made on the CPU reads too, but on an accelerator it waits for nothing; the
+    # test after the loop reads once, off the hot path.
+    lines = (GOLDEN / "membership.in.py").read_text(encoding="utf-8").splitlines()
+    on_host = {n for n, line in enumerate(lines, 1) if "torch.arange(3)" in line}
+    once = {n for n, line in enumerate(lines, 1) if line.strip() == "return 5 in eos"}
+    assert len(reported) == 3 and len(on_host) == len(once) == 1
+    assert reported == read - on_host - once, (sorted(reported), sorted(read))

@@ -596,6 +596,11 @@ class _Scanner:
                 if self.looks_for(Signal.IMPLICIT_READ, where) and any(
                         self.device(value) for value in tested):
                     self.signal(Signal.IMPLICIT_READ, where)
+            elif kind is ast.Compare and self.looks_for(Signal.IMPLICIT_READ, where) and any(
+                    isinstance(op, (ast.In, ast.NotIn)) and self.device(right)
+                    for op, right in zip(current.ops, current.comparators,  # type: ignore
+                                         strict=True)):
+                self.signal(Signal.IMPLICIT_READ, where)  # `x in t`: `(t == x).any()`, read
             elif kind is ast.BinOp and isinstance(current.op, ast.Mod) and isinstance(  # type: ignore
                 current.left, (ast.Constant, ast.JoinedStr)  # type: ignore[attr-defined]
             ) and self.looks_for(Signal.OUTPUT, where) and self.device(

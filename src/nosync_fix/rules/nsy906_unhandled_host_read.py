@@ -37,6 +37,8 @@ _WHAT = {
     "lookup": "converts a device value to a Python int to index a Python sequence",
     "elements": "tests each element of a device tensor for truth (`any` and `all` iterate "
                 "it on the host)",
+    "contains": "tests membership in a device tensor (`x in t` compares every element "
+                "and reads the answer on the host)",
     "element": "",
 }
 #: What a read does to a tensor made on the CPU, read in code torch.compile traces.
@@ -112,7 +114,7 @@ def _makes_text(node: cst.CSTNode) -> bool:
 _NOUN = {"converts": "conversion", "reads": "read", "formats": "format"}
 #: The reads that also break a torch.compile graph (a copy to the host does not).
 _BREAKS = frozenset({"item", "tolist", "float", "int", "bool", "condition", "format",
-                     "element", "compare", "range", "lookup", "elements"})
+                     "element", "compare", "range", "lookup", "elements", "contains"})
 
 #: Python floats of math and numpy, which index_put_ takes as a number (no tensor).
 _NUMBER_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
@@ -133,6 +135,8 @@ class UnhandledHostRead(Rule):
     `"%.3f" % t`, `str(t)`, `repr(t)`, `format(t, ".3f")`), tensors compared
     by `max`/`min` (`best = min(best, loss)`: each comparison is tested for
     truth), each element of a tensor tested by `any`/`all` (`if any(x > 0):`),
+    membership in a tensor (`if token in eos_ids:` with `eos_ids` a tensor is
+    `(eos_ids == token).any()`, read on the host),
     a tensor counted by `range(n)` or indexing a Python sequence
     (`classes[pred]` with `classes = ("cat", "dog")`), and an assignment
     through a boolean mask of a value that is not a Python number
@@ -224,10 +228,11 @@ class UnhandledHostRead(Rule):
     fallback: ClassVar[bool] = True
     # "]": `x[mask] = t`; "not", "and", "or": a tensor tested outside a condition; "%",
     # "str(", "repr(", "format(": text made from a tensor without an f-string; "max(",
-    # "min(", "range(", "any(", "all(": comparisons, counts and tests of a tensor.
+    # "min(", "range(", "any(", "all(": comparisons, counts and tests of a tensor; " in ":
+    # membership in one.
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", ".to(", "float(", "int(", "bool(",
                 "if ", "while ", "assert ", "{", "]", "not ", " and ", " or ", "%", "str(",
-                "repr(", "format(", "max(", "min(", "range(", "any(", "all(")
+                "repr(", "format(", "max(", "min(", "range(", "any(", "all(", " in ")
     signals = (Signal.READ | Signal.CONDITION | Signal.OUTPUT | Signal.STORE
                | Signal.DATA_DEPENDENT | Signal.IMPLICIT_READ)
 
@@ -546,6 +551,12 @@ class UnhandledHostRead(Rule):
                 return False
         return False
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # `x in t`: `Tensor.__contains__` computes `(t == x).any()` and reads it.
+        if any(isinstance(c.operator, (cst.In, cst.NotIn)) and self._on_device(c.comparator)
+               for c in node.comparisons):
+            self._site(node, "contains")
+
     def _site(self, node: cst.CSTNode, how: str) -> None:
         if how == "condition" and host_only(self.analysis, node):
             return  # every tensor it tests is certainly in host memory: nothing to wait for
@@ -639,6 +650,9 @@ class UnhandledHostRead(Rule):
         if how == "elements":
             return ("reduce on the device with the tensor's own `t.any()` / `t.all()`, "
                     "and read that one value where the host needs it")
+        if how == "contains":
+            return ("keep the test a tensor, `(t == x).any()` (`torch.isin(x, t)` for "
+                    "several values), and read it where the host needs it")
         if how == "lookup":
             return ("keep the sequence's values in a tensor and index it on the device, or "
                     "read the indices once (`.tolist()`) where the host needs them")
