@@ -388,3 +388,34 @@ def test_nosync_verify_says_it_runs_scripts_not_notebooks(project: Path, args: l
         verify_main(args)
     assert stopped.value.code == 2
     assert "export the notebook with `jupyter nbconvert --to script`" in capsys.readouterr().err
+
+
+# -- round trip ------------------------------------------------------------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+#: Lines of every kind a cell mixes: Python, IPython escapes, continuations, strings.
+_LINES = st.sampled_from([
+    "x = 1", "if x:", "    y = x % 2", "%matplotlib inline", "!pip install torch \\",
+    "  --upgrade", "pip install numpy", "cd ..", "files = !ls", "model?", '"""', "%d text",
+    "total = (1 +", "         2)", "# a comment?", "", "for i in range(3):", "    print(i)",
+    "from __future__ import annotations", "await f()", "ls -l", "émoji = 'ü'",
+])
+
+
+@hypothesis.given(st.lists(st.lists(_LINES, max_size=6), min_size=1, max_size=5),
+                  st.booleans())
+def test_a_notebook_written_back_unfixed_is_the_same_bytes(cells: list[list[str]],
+                                                          as_lists: bool) -> None:
+    """Hiding IPython lines, joining the cells and cutting them apart again loses
+    nothing, whatever the cells hold (valid Python or not)."""
+    from nosync_fix.notebook import Notebook
+
+    sources = ["\n".join(lines) for lines in cells]
+    text = notebook(*({**code(), "source": s.splitlines(keepends=True) if as_lists else s}
+                      for s in sources))
+    parsed = Notebook(text)
+    assert parsed.with_module(parsed.module) == text
+    assert [c.text for c in parsed.cells] == [s for s in sources
+                                              if not s.lstrip().startswith("%%")]
