@@ -520,15 +520,14 @@ def _result(entry: dict[str, Any], filename: str, source: bytes) -> FixResult:
     original = source.decode(encoding)
     fixed = entry["fixed"] if entry["fixed"] is not None else original
     diff = ""
-    if fixed != original:
+    if fixed != original and is_notebook(filename):
+        from .notebook import Notebook
+
+        diff = Notebook(original).cell_diff(Notebook(fixed), filename)
+    elif fixed != original:
         from .engine import unified_diff  # LibCST comes with the engine: only when needed
 
-        if is_notebook(filename):
-            from .notebook import Notebook
-
-            diff = Notebook(original).cell_diff(fixed, filename)
-        else:
-            diff = unified_diff(original, fixed, filename)
+        diff = unified_diff(original, fixed, filename)
     return FixResult(
         filename=filename, original=original, fixed=fixed,
         findings=tuple(_finding_from_json(f, filename) for f in entry["findings"]),

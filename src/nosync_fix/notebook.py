@@ -226,18 +226,14 @@ class Notebook:
         cuts = [-1, *marks, len(lines)]
         return ["".join(lines[a + 1:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
 
-    def cell_diff(self, fixed_text: str, filename: str) -> str:
-        """A unified diff per changed cell, headed ``path:cell N`` as ruff heads them."""
+    def cell_diff(self, fixed: Notebook, filename: str) -> str:
+        """A unified diff per cell that ``fixed`` (this notebook, fixed) changed, headed
+        ``path:cell N`` as ruff heads them."""
         from .engine import unified_diff
 
-        fixed = json.loads(fixed_text)["cells"]
-        out = []
-        for cell in self.cells:
-            source = fixed[cell.index].get("source", "")
-            after = "".join(source) if isinstance(source, list) else source
-            if after != cell.text:
-                out.append(unified_diff(cell.text, after, f"{filename}:cell {cell.number}"))
-        return "".join(out)
+        return "".join(unified_diff(before.text, after.text, f"{filename}:cell {before.number}")
+                       for before, after in zip(self.cells, fixed.cells, strict=True)
+                       if after.text != before.text)
 
 
 def code_size(source: bytes) -> int | None:
@@ -295,7 +291,7 @@ def process_notebook(source: bytes | str, filename: str, settings: Settings, *, 
     after = Notebook(fixed)
     return dataclasses.replace(mapped, fixed=fixed, fixed_bytes=fixed.encode("utf-8"),
                                findings=tuple(map(after.finding, result.findings)),
-                               diff=notebook.cell_diff(fixed, filename))
+                               diff=notebook.cell_diff(after, filename))
 
 
 # -- helpers ---------------------------------------------------------------------------------

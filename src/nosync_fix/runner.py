@@ -318,14 +318,17 @@ def without_text(result: FixResult) -> FixResult:
 def _too_large(filename: str, settings: Settings, source: bytes | None = None
                ) -> FileOutcome | None:
     """The outcome of a file over ``max-file-size``: skipped, with the reason. A notebook
-    is measured by its code once read (``source``): its outputs (plots, tables) are no
-    part of the analysis, and often weigh more than the limit."""
-    if is_notebook(filename):
-        size = code_size(source) if source is not None else None
-    else:
-        size = _size(filename)
-    if size is None or size <= settings.max_file_size:
+    over it is measured again by its code once read (``source``): its outputs (plots,
+    tables) are no part of the analysis, and often weigh more than the limit. (Its code,
+    escaped in JSON, is never more than its file: one under the limit needs no look.)"""
+    size = len(source) if source is not None else _size(filename)
+    if size <= settings.max_file_size:
         return None
+    if is_notebook(filename):
+        code = code_size(source) if source is not None else None
+        if code is None or code <= settings.max_file_size:
+            return None
+        size = code
     return FileOutcome(filename, skipped=too_large(size, settings.max_file_size))
 
 

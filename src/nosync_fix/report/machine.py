@@ -122,22 +122,18 @@ def to_sarif(findings: Sequence[Finding], errors: Sequence[FileError], version: 
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     for f in findings:
+        physical: dict[str, Any] = {"artifactLocation": _artifact(f.filename, base)}
         result: dict[str, Any] = {
             "ruleId": f.code,
             "ruleIndex": index.get(f.code, 0),
             "level": "warning",
             "message": {"text": _in_cell(f) + f.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": _artifact(f.filename, base),
-                    "region": {"startLine": f.line, "startColumn": f.column,
-                               "endLine": f.end_line, "endColumn": f.end_column},
-                },
-            }],
+            "locations": [{"physicalLocation": physical}],
         }
-        if f.cell is not None:  # the lines of a cell are not the file's
-            del result["locations"][0]["physicalLocation"]["region"]
-        elif f.fix is not None and f.fix.edits:
+        if f.cell is None:  # the lines of a notebook's cell are not the file's
+            physical["region"] = {"startLine": f.line, "startColumn": f.column,
+                                  "endLine": f.end_line, "endColumn": f.end_column}
+        if f.cell is None and f.fix is not None and f.fix.edits:
             unsafe = f.fix.applicability is Applicability.UNSAFE
             description = f.fix.message + (
                 " (unsafe fix: applied only with --unsafe-fixes)" if unsafe else "")
