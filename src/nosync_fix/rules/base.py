@@ -111,21 +111,26 @@ class Rule(cst.BatchableCSTVisitor):
             message += (" (no automatic fix: the function is compiled by TorchScript, which "
                         "may not accept the rewrite)")
             rewrite = None
-        if rewrite is not None and rewrite.applicability is Applicability.SAFE and (
-                _adds_float64(rewrite)) and self.analysis.mentions_mps:
-            reason = (" (unsafe: this file mentions Apple MPS, which has no float64: the "
-                      "fix's `.double()` raises there)")
-            message += reason
-            rewrite = replace(rewrite.unsafe(), message=rewrite.message + reason)
-        if rewrite is not None and rewrite.applicability is Applicability.SAFE and (
-                rewrite.after and is_notebook(self.context.filename)
-                and not self._converts_locals_only(node, rewrite)):
-            reason = (" (unsafe in a notebook: a loop stopped by an interrupt leaves the "
-                      "kernel's variables as they are, and the conversion this fix adds "
-                      "after the loop does not run, so tensors stay where numbers were)")
+        reason = self._unsafe_in_this_file(node, rewrite) if rewrite is not None and (
+            rewrite.applicability is Applicability.SAFE) else None
+        if rewrite is not None and reason is not None:
             message += reason
             rewrite = replace(rewrite.unsafe(), message=rewrite.message + reason)
         self.reports.append(Report(type(self), node, message, rewrite))
+
+    def _unsafe_in_this_file(self, node: cst.CSTNode, rewrite: Rewrite) -> str | None:
+        """Why a fix the rule found safe is unsafe in this file (for the messages), or None:
+        a `.double()` where the file mentions Apple MPS; a conversion after a loop of a
+        notebook's cell, which an interrupt skips while the kernel keeps the variables."""
+        if _adds_float64(rewrite) and self.analysis.mentions_mps:
+            return (" (unsafe: this file mentions Apple MPS, which has no float64: the "
+                    "fix's `.double()` raises there)")
+        if rewrite.after and is_notebook(self.context.filename) and (
+                not self._converts_locals_only(node, rewrite)):
+            return (" (unsafe in a notebook: a loop stopped by an interrupt leaves the "
+                    "kernel's variables as they are, and the conversion this fix adds "
+                    "after the loop does not run, so tensors stay where numbers were)")
+        return None
 
     def _converts_locals_only(self, node: cst.CSTNode, rewrite: Rewrite) -> bool:
         """Whether every statement ``rewrite`` adds after a loop binds a local name of the
